@@ -1,0 +1,21 @@
+// mode: write
+// params: graph, memory, entities, relations
+CREATE (m:Memory {graph: $graph})
+SET m += $memory
+WITH m
+CALL (m) {
+  UNWIND $entities AS ent
+  MERGE (e:Entity {graph: $graph, id: ent.id})
+    ON CREATE SET e.label = ent.label, e.name = ent.name
+  SET e:$(ent.label)
+  CREATE (m)-[:MENTIONS {id: ent.edgeId}]->(e)
+}
+CALL (m) {
+  UNWIND $relations AS rel
+  MATCH (a:Entity {graph: $graph, id: rel.from})
+  MATCH (b:Entity {graph: $graph, id: rel.to})
+  MERGE (a)-[r:$(rel.type)]->(b)
+    ON CREATE SET r.id = rel.edgeId
+  RETURN count(r) AS relationCount
+}
+RETURN m.id AS id, relationCount

@@ -1,0 +1,3 @@
+// mode: schema
+// params:
+CALL db.awaitIndexes(300)

@@ -1,0 +1,226 @@
+"""Neo4j 5.26 Community with Neo4j Browser, run from Maven Central jars on the machine's Java.
+
+The embedded default for a machine with no Docker: `fetch` brings the server and Browser jars into a
+cache folder once, `start` writes a config, sets the initial password, starts the server on
+127.0.0.1 and waits (bounded) until it answers; `stop` ends it by pid.
+
+    python -m graphsvc.devstack.neo4j fetch|start|stop [--home DIR] [--bolt-port N] [--http-port N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+NEO4J_VERSION = "5.26.31"
+BROWSER_VERSION = "5.24.0"
+ARTIFACTS = (
+    ("org.neo4j", "neo4j", NEO4J_VERSION),
+    ("org.neo4j.app", "neo4j-server", NEO4J_VERSION),
+    ("org.neo4j.client", "neo4j-browser", BROWSER_VERSION),
+)
+READY_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 60.0
+
+
+class DevstackError(RuntimeError):
+    """A local service could not be fetched, started or stopped."""
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("GRAPHSVC_CACHE_DIR") or Path.home() / ".cache" / "graphsvc"
+    return Path(root) / f"neo4j-{NEO4J_VERSION}"
+
+
+def fetch() -> Path:
+    """Download the Neo4j server and Browser jars from Maven Central once; return the lib folder."""
+    lib = cache_dir() / "lib"
+    marker = cache_dir() / ".complete"
+    if marker.exists():
+        return lib
+    if shutil.which("mvn") is None:
+        raise DevstackError("Maven (mvn) is needed to fetch Neo4j from Maven Central")
+    deps = "".join(
+        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
+        for g, a, v in ARTIFACTS
+    )
+    pom = (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>graphsvc</groupId><artifactId>neo4j-dist</artifactId><version>1</version>"
+        f"<packaging>pom</packaging><dependencies>{deps}</dependencies></project>"
+    )
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as work:
+        (Path(work) / "pom.xml").write_text(pom)
+        staging = Path(work) / "lib"
+        print(f"fetching Neo4j {NEO4J_VERSION} + Browser {BROWSER_VERSION} from Maven Central…", file=sys.stderr)
+        done = subprocess.run(
+            ["mvn", "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={staging}"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise DevstackError(f"mvn failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        shutil.rmtree(lib, ignore_errors=True)
+        shutil.move(str(staging), lib)
+    marker.write_text(f"{len(list(lib.glob('*.jar')))} jars\n")
+    return lib
+
+
+@dataclass(frozen=True)
+class LocalNeo4j:
+    home: Path
+    bolt_port: int
+    http_port: int
+    pid: int
+
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def browser_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/browser/?dbms=neo4j://neo4j@127.0.0.1:{self.bolt_port}"
+
+
+def _write_conf(home: Path, bolt_port: int, http_port: int) -> None:
+    (home / "conf").mkdir(parents=True, exist_ok=True)
+    (home / "conf" / "neo4j.conf").write_text(
+        "\n".join(
+            [
+                "server.default_listen_address=127.0.0.1",
+                f"server.bolt.listen_address=:{bolt_port}",
+                f"server.http.listen_address=:{http_port}",
+                f"server.bolt.advertised_address=127.0.0.1:{bolt_port}",
+                f"server.http.advertised_address=127.0.0.1:{http_port}",
+                "server.https.enabled=false",
+                "server.directories.data=data",
+                "server.directories.logs=logs",
+                "server.memory.heap.initial_size=512m",
+                "server.memory.heap.max_size=1g",
+                "server.memory.pagecache.size=512m",
+                "dbms.security.auth_enabled=true",
+                "dbms.usage_report.enabled=false",
+                "client.allow_telemetry=false",
+                "",
+            ]
+        )
+    )
+
+
+def _java_env(home: Path) -> dict[str, str]:
+    return {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password: str) -> LocalNeo4j:
+    """Start Neo4j from `home` (created if missing) and wait until it answers; idempotent.
+
+    Raises:
+        DevstackError: the server did not answer within READY_TIMEOUT_S or exited.
+    """
+    home = home.resolve()
+    pid_file = home / "neo4j.pid"
+    if pid_file.exists() and _pid_alive(int(pid_file.read_text())):
+        return LocalNeo4j(home, bolt_port, http_port, int(pid_file.read_text()))
+    lib = fetch()
+    _write_conf(home, bolt_port, http_port)
+    (home / "logs").mkdir(exist_ok=True)
+    classpath = f"{lib}/*"
+    if not (home / "data" / "dbms" / "auth.ini").exists():
+        subprocess.run(
+            ["java", "-cp", classpath, "org.neo4j.cli.AdminTool", "dbms", "set-initial-password", password],
+            env=_java_env(home),
+            check=True,
+            capture_output=True,
+        )
+    command = [
+        "java", "-Xms512m", "-Xmx1g",
+        "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        "-cp", classpath, "org.neo4j.server.CommunityEntryPoint",
+        f"--home-dir={home}", f"--config-dir={home / 'conf'}", "--console-mode",
+    ]  # fmt: skip
+    with open(home / "logs" / "console.log", "ab") as log:
+        process = subprocess.Popen(
+            command, cwd=home, env=_java_env(home), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    pid_file.write_text(str(process.pid))
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise DevstackError(f"Neo4j exited with {process.returncode}; see {home / 'logs' / 'console.log'}")
+        if _answers(f"http://127.0.0.1:{http_port}/"):
+            return LocalNeo4j(home, bolt_port, http_port, process.pid)
+        time.sleep(0.5)
+    stop(home)
+    raise DevstackError(f"Neo4j did not answer within {READY_TIMEOUT_S:.0f}s; see {home / 'logs' / 'console.log'}")
+
+
+def stop(home: Path) -> bool:
+    """Stop the server started from `home`; True if one was running."""
+    pid_file = home.resolve() / "neo4j.pid"
+    if not pid_file.exists():
+        return False
+    pid = int(pid_file.read_text())
+    pid_file.unlink()
+    if not _pid_alive(pid):
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            if not _pid_alive(pid):
+                return True
+        time.sleep(0.2)
+    os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graphsvc.devstack.neo4j", description=__doc__)
+    parser.add_argument("action", choices=["fetch", "start", "stop"])
+    parser.add_argument("--home", type=Path, default=Path("var/neo4j"))
+    parser.add_argument("--bolt-port", type=int, default=7687)
+    parser.add_argument("--http-port", type=int, default=7474)
+    parser.add_argument("--password", default=os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev"))
+    args = parser.parse_args(argv)
+    if args.action == "fetch":
+        print(fetch())
+    elif args.action == "start":
+        server = start(args.home, bolt_port=args.bolt_port, http_port=args.http_port, password=args.password)
+        print(f"Neo4j {NEO4J_VERSION} pid {server.pid}: {server.bolt_uri}  Browser {server.browser_url}")
+    else:
+        print("stopped" if stop(args.home) else "not running")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""The hash of a memory: keccak256 over the RFC 8785 (JCS) form of a fixed, versioned envelope.
+
+Only immutable fields are in the envelope, so the stored memory reproduces its hash forever; a
+third party can recompute it from the memory alone (see the README's anchoring section).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+import rfc8785
+from eth_utils import keccak
+
+ENVELOPE_SCHEMA = "graphsvc.memory/v1"
+
+
+def format_timestamp(moment: datetime) -> str:
+    """`YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC: the one time format inside a hashed envelope."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def memory_envelope(
+    *, id: str, graph: str, text: str, tags: Iterable[str], entities: Iterable[str], created_at: str
+) -> dict[str, object]:
+    return {
+        "schema": ENVELOPE_SCHEMA,
+        "id": id,
+        "graph": graph,
+        "text": text,
+        "tags": sorted(set(tags)),
+        "entities": sorted(set(entities)),
+        "createdAt": created_at,
+    }
+
+
+def memory_hash(**fields: object) -> str:
+    """`0x` + keccak256(JCS(envelope)) as lowercase hex; takes the fields of `memory_envelope`."""
+    envelope = memory_envelope(**fields)  # type: ignore[arg-type]
+    return "0x" + keccak(rfc8785.dumps(envelope)).hex()

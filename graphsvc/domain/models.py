@@ -1,0 +1,234 @@
+"""The typed contract: every tool's input and output, shared by MCP, REST and the CLI.
+
+Field names, bounds and defaults follow the seed tool reference; output models serialise (by alias)
+to exactly the seed's JSON shapes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+DEFAULT_GRAPH = "default"
+CONTEXT_NODE_CAP = 300
+RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone"})
+RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH"})
+_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+_REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+_PROP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _nfc(value: str) -> str:
+    return unicodedata.normalize("NFC", value)
+
+
+def _clean_text(value: str) -> str:
+    value = _nfc(value)
+    if not value.strip():
+        raise ValueError("must not be blank")
+    if _CONTROL.search(value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def check_label(value: str) -> str:
+    if not _LABEL.match(value):
+        raise ValueError("a label is a letter then up to 63 letters, digits or '_' (e.g. Person, Token)")
+    if value in RESERVED_LABELS:
+        raise ValueError(f"label {value!r} is reserved")
+    return value
+
+
+def check_rel_type(value: str, *, allow_reserved: bool = False) -> str:
+    if not _REL_TYPE.match(value):
+        raise ValueError("a relation type is UPPER_SNAKE_CASE (e.g. TRADES_ON)")
+    if value in RESERVED_TYPES and not allow_reserved:
+        raise ValueError(f"relation type {value!r} is reserved")
+    return value
+
+
+def _check_edge_type(value: str) -> str:
+    return check_rel_type(value, allow_reserved=True)
+
+
+def _check_props(props: dict[str, Any]) -> dict[str, Any]:
+    scalar = (str, bool, int, float)
+    for key, value in props.items():
+        if not _PROP_KEY.match(key) or key in {"id", "graph"}:
+            raise ValueError(f"property name {key!r} is not allowed")
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, scalar) for v in items) or len({type(v) for v in items}) > 1:
+            raise ValueError(f"property {key!r} must be a string, number, boolean or a list of one of those")
+    return props
+
+
+Graph = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Tenant graph")]
+Text = Annotated[str, Field(min_length=1, max_length=4000), AfterValidator(_clean_text)]
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_clean_text)]
+Label = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(check_label)]
+RelType = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(check_rel_type)]
+EdgeType = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_check_edge_type)]
+Tag = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_clean_text)]
+Id = Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+
+# ---- inputs ---------------------------------------------------------------------------------------
+
+
+class EntityIn(_In):
+    label: Label = Field(description='Node label, e.g. "Person", "Token", "Pool"')
+    name: Name = Field(description="Display name of the entity")
+
+    @property
+    def id(self) -> str:
+        return f"{self.label}:{self.name}"
+
+
+class RelationIn(_In):
+    from_: Name = Field(alias="from", description="Source entity name (in entities or the graph), or its id")
+    type: RelType = Field(description='Relation type, e.g. "AVOIDS", "TRADES_ON"')
+    to: Name = Field(description="Target entity name (in entities or the graph), or its id")
+
+
+class RememberInput(_In):
+    text: Text = Field(description="The fact to remember (1-4000 characters)")
+    entities: list[EntityIn] = Field(default_factory=list, max_length=100)
+    relations: list[RelationIn] = Field(default_factory=list, max_length=100)
+    tags: list[Tag] = Field(default_factory=list, max_length=32, description="Free-form tags")
+    graph: Graph = DEFAULT_GRAPH
+
+
+class RecallInput(_In):
+    query: Annotated[str, Field(max_length=4000)] | None = Field(default=None, description="Keywords")
+    entity: Name | None = Field(default=None, description="Entity name (or Label:name id) to anchor the search")
+    hops: int = Field(default=1, ge=0, le=3)
+    limit: int = Field(default=10, ge=1, le=50)
+    graph: Graph = DEFAULT_GRAPH
+
+
+class LinkInput(_In):
+    from_: EntityIn = Field(alias="from")
+    type: RelType = Field(description='UPPER_SNAKE_CASE, e.g. "TRADES_ON"')
+    to: EntityIn
+    props: Annotated[dict[str, Any], AfterValidator(_check_props)] = Field(default_factory=dict, max_length=32)
+    graph: Graph = DEFAULT_GRAPH
+
+
+class ExploreInput(_In):
+    start: Id | list[Id] = Field(description="Node id(s) to start from")
+    maxDepth: int = Field(default=2, ge=0, le=3)
+    direction: Literal["out", "in", "both"] = "both"
+    types: list[EdgeType] | None = Field(default=None, max_length=32, description="Edge types to follow")
+    limit: int = Field(default=100, ge=1, le=300)
+    graph: Graph = DEFAULT_GRAPH
+
+    @field_validator("start")
+    @classmethod
+    def _start_not_empty(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list) and not 1 <= len(value) <= 100:
+            raise ValueError("start takes 1 to 100 ids")
+        return value
+
+    @property
+    def start_ids(self) -> list[str]:
+        return list(dict.fromkeys([self.start] if isinstance(self.start, str) else self.start))
+
+
+class IdInput(_In):
+    id: Id = Field(description="Id of the Memory node")
+    graph: Graph = DEFAULT_GRAPH
+
+
+# ---- outputs --------------------------------------------------------------------------------------
+
+
+class EntityOut(_Out):
+    id: str
+    label: str
+    name: str
+
+
+class Edge(_Out):
+    from_: str = Field(alias="from")
+    type: str
+    to: str
+
+
+class RememberResult(_Out):
+    id: str
+    hash: str
+    entities: list[EntityOut]
+    edges: list[Edge]
+
+
+class RecalledMemory(_Out):
+    id: str
+    text: str
+    score: float
+    distance: int
+    anchorId: str | None
+    tags: list[str]
+
+
+class RecallResult(_Out):
+    memories: list[RecalledMemory]
+    relations: list[str]
+    contextTruncated: bool
+    # The context graph behind `relations`, kept for the text rendering (not serialised).
+    _nodes: list[str] = PrivateAttr(default_factory=list)
+    _edges: list[tuple[str, str, str]] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def build(
+        cls, memories: list[RecalledMemory], nodes: list[str], edges: list[tuple[str, str, str]], truncated: bool
+    ) -> RecallResult:
+        result = cls(memories=memories, relations=[" ".join(e) for e in edges], contextTruncated=truncated)
+        result._nodes, result._edges = nodes, edges
+        return result
+
+    @property
+    def context(self) -> tuple[list[str], list[tuple[str, str, str]]]:
+        return self._nodes, self._edges
+
+
+class LinkResult(_Out):
+    id: str
+    from_: EntityOut = Field(alias="from")
+    type: str
+    to: EntityOut
+    props: dict[str, Any]
+    created: bool
+
+
+class ExploreNode(_Out):
+    id: str
+    label: str
+    text: str
+    depth: int
+
+
+class ExploreEdge(Edge):
+    id: str
+
+
+class ExploreResult(_Out):
+    nodes: list[ExploreNode]
+    edges: list[ExploreEdge]
+    truncated: bool
+
+
+class ForgetResult(_Out):
+    id: str
+    deleted: bool

@@ -1,0 +1,47 @@
+"""The error tree. Every interface maps it once (REST: one handler; MCP: a tool error).
+
+    GraphsvcError               code            HTTP
+    ├── InvalidInput            invalid_input   422
+    ├── NotFound                not_found       404
+    ├── Conflict                conflict        409
+    ├── NotConfigured           not_configured  503
+    └── Unavailable             unavailable     503   (Neo4j or the chain cannot be reached)
+
+Messages are written for the caller: they never echo a query or its parameters.
+"""
+
+from __future__ import annotations
+
+
+class GraphsvcError(Exception):
+    code = "error"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(GraphsvcError):
+    code = "invalid_input"
+    status = 422
+
+
+class NotFound(GraphsvcError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(GraphsvcError):
+    code = "conflict"
+    status = 409
+
+
+class NotConfigured(GraphsvcError):
+    code = "not_configured"
+    status = 503
+
+
+class Unavailable(GraphsvcError):
+    code = "unavailable"
+    status = 503

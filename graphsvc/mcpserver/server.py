@@ -1,0 +1,128 @@
+"""The MCP server: the seed's tools over one `MCPServer`, served over SSE and streamable HTTP.
+
+Each tool takes exactly the fields of its contract model (same names, bounds and defaults), returns
+the model as structured output and the seed's text rendering as content. A GraphsvcError becomes a
+tool error whose text starts with its code (`invalid_input: ...`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+from graphsvc.domain import render
+from graphsvc.domain.models import (
+    ExploreInput,
+    ExploreResult,
+    ForgetResult,
+    IdInput,
+    LinkInput,
+    LinkResult,
+    RecallInput,
+    RecallResult,
+    RememberInput,
+    RememberResult,
+)
+from graphsvc.errors import GraphsvcError
+from graphsvc.services.memory import MemoryService
+
+INSTRUCTIONS = (
+    "graphsvc is long-term memory. Store facts with `remember` (entities and typed relations make them "
+    "findable by entity); get them back with `recall` (keywords and/or an entity, scored, with hop "
+    "distance); walk raw structure with `explore`; connect entities with `link`; delete with `forget`. "
+    "Every tool takes an optional `graph` (tenant), default 'default'."
+)
+
+
+def _tool(
+    name: str,
+    description: str,
+    input_model: type[BaseModel],
+    output_model: type[BaseModel],
+    call: Callable[[Any], Awaitable[Any]],
+    text: Callable[[Any, Any], str],
+    annotations: ToolAnnotations,
+) -> Tool:
+    """A tool whose arguments are exactly `input_model`'s fields (the SDK validates them once)."""
+    arg_model = type(f"{input_model.__name__}Arguments", (input_model, ArgModelBase), {})
+
+    async def run(**arguments: Any) -> CallToolResult:
+        request = input_model.model_validate(arguments)
+        try:
+            result = await call(request)
+        except GraphsvcError as e:
+            raise ToolError(f"{e.code}: {e.message}") from e
+        return CallToolResult(
+            content=[TextContent(type="text", text=text(result, request))],
+            structured_content=result.model_dump(mode="json", by_alias=True),
+        )
+
+    return Tool(
+        fn=run,
+        name=name,
+        description=description,
+        parameters=arg_model.model_json_schema(by_alias=True),
+        fn_metadata=FuncMetadata(arg_model=arg_model, output_model=output_model),
+        is_async=True,
+        annotations=annotations,
+    )
+
+
+def create_mcp_server(memory: MemoryService) -> MCPServer:
+    read = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+    tools = [
+        _tool(
+            "remember",
+            "Store a new memory with optional entities (label, name), relations between them "
+            "(from, type UPPER_SNAKE_CASE, to: names in entities or already in the graph) and tags.",
+            RememberInput, RememberResult, memory.remember,
+            lambda result, request: render.remember_text(result, request.text),
+            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False),
+        ),
+        _tool(
+            "recall",
+            "Search long-term memory by keywords and/or entity name. hops 0-3 (default 1) widens to "
+            "memories linked through entities; limit 1-50 (default 10). Memories come scored with their "
+            "hop distance, plus the context graph (capped at 300 nodes: contextTruncated).",
+            RecallInput, RecallResult, memory.recall, lambda result, _: render.recall_text(result), read,
+        ),
+        _tool(
+            "link",
+            "Create a typed relationship (UPPER_SNAKE_CASE) between two entities, creating them if missing; "
+            "linking the same pair with the same type again updates its props.",
+            LinkInput, LinkResult, memory.link, lambda result, _: render.link_text(result),
+            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False),
+        ),
+        _tool(
+            "explore",
+            "Breadth-first traversal from one or more node ids (memory ids or Label:name entity ids): "
+            "maxDepth 0-3 (default 2), direction out|in|both, edge types filter, limit 1-300 nodes.",
+            ExploreInput, ExploreResult, memory.explore, lambda result, _: render.explore_text(result), read,
+        ),
+        _tool(
+            "forget",
+            "Delete a memory and all its edges. Entities still mentioned elsewhere stay. "
+            "An on-chain anchor is not revoked.",
+            IdInput, ForgetResult, memory.forget, lambda result, _: render.forget_text(result),
+            ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False),
+        ),
+    ]  # fmt: skip
+    return MCPServer("graphsvc", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+
+
+def transport_security(extra_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection that also accepts the configured hosts (a compose service name...)."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *extra_hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{host}" for host in hosts],
+    )

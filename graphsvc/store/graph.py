@@ -1,0 +1,105 @@
+"""The Neo4j adapter: runs the statements of `cypher/` and translates driver errors.
+
+The only module that talks to Neo4j. Every statement is scoped by `graph`; nothing from a request is
+ever formatted into Cypher text (labels and relation types travel as `$(...)` dynamic parameters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
+from neo4j import exceptions as neo4j_errors
+
+from graphsvc.errors import Conflict, InvalidInput, Unavailable
+from graphsvc.store.cypher import Statement, load
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+@asynccontextmanager
+async def _translated() -> AsyncIterator[None]:
+    try:
+        yield
+    except neo4j_errors.ConstraintError as e:
+        raise Conflict("that id already exists in this graph") from e
+    except neo4j_errors.CypherSyntaxError as e:
+        raise InvalidInput("the request could not be turned into a valid query") from e
+    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, neo4j_errors.AuthError) as e:
+        raise Unavailable("Neo4j cannot be reached") from e
+
+
+class GraphStore:
+    """Runs named statements against one database; handed a driver, never creates one."""
+
+    def __init__(self, driver: AsyncDriver, database: str, statements: dict[str, Statement] | None = None):
+        self._driver = driver
+        self._database = database
+        self.statements = statements if statements is not None else load()
+
+    def _statement(self, name: str, params: dict[str, Any]) -> Statement:
+        statement = self.statements[name]
+        if set(params) != statement.params:
+            raise TypeError(f"{name} takes {sorted(statement.params)}, given {sorted(params)}")
+        return statement
+
+    async def run(self, name: str, **params: Any) -> list[Row]:
+        """Run one statement in its own managed transaction (reads are routed to readers)."""
+        statement = self._statement(name, params)
+        routing = RoutingControl.READ if statement.mode == "read" else RoutingControl.WRITE
+        async with _translated():
+            records, _, _ = await self._driver.execute_query(
+                statement.text, params, database_=self._database, routing_=routing
+            )
+        return [record.data() for record in records]
+
+    async def write_transaction(self, work: Callable[[Transaction], Awaitable[T]]) -> T:
+        """Run several statements in one write transaction; any error rolls all of them back."""
+        async with _translated(), self._driver.session(database=self._database) as session:
+            return await session.execute_write(lambda tx: work(Transaction(self, tx)))
+
+    async def apply_schema(self) -> list[str]:
+        names = sorted(n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes")
+        for name in [*names, "schema/await_indexes"]:
+            await self.run(name)
+        return names
+
+    async def ping(self) -> bool:
+        try:
+            await self._driver.verify_connectivity()
+        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError):
+            return False
+        return True
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+    async def explain(self, name: str) -> None:
+        """Plan a statement without running it (every parameter null)."""
+        statement = self.statements[name]
+        query = "EXPLAIN " + statement.text
+        async with self._driver.session(database=self._database) as session:
+            result = await session.run(query, dict.fromkeys(statement.params))  # type: ignore[arg-type]
+            await result.consume()
+
+
+class Transaction:
+    """Named statements inside one managed transaction."""
+
+    def __init__(self, store: GraphStore, tx: AsyncManagedTransaction):
+        self._store, self._tx = store, tx
+
+    async def run(self, name: str, **params: Any) -> list[Row]:
+        statement = self._store._statement(name, params)
+        result = await self._tx.run(statement.text, params)
+        return [record.data() async for record in result]
+
+
+def create_driver(uri: str, user: str, password: str, *, max_pool: int = 50) -> AsyncDriver:
+    return neo4j.AsyncGraphDatabase.driver(
+        uri, auth=(user, password), max_connection_pool_size=max_pool, notifications_min_severity="OFF"
+    )
