@@ -1,6 +1,7 @@
 // mode: read
 // params: graph, refs
-// Each reference is an entity id (`Label:name`) or a name; returns every entity it can mean.
+// Each reference is an entity id (`Label:name`) or a name; returns every entity it can mean
+// (a reference that matches nothing returns no row).
 UNWIND $refs AS ref
 CALL (ref) {
   MATCH (e:Entity {graph: $graph, id: ref})

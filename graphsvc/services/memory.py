@@ -103,8 +103,9 @@ class MemoryService:
             pending = sorted({ref for r in req.relations for ref in (r.from_, r.to) if ref not in local})
             resolved = dict(local)
             if pending:
-                for row in await tx.run("memory/resolve_entities", graph=req.graph, refs=pending):
-                    resolved[row["ref"]] = _one_entity(row["ref"], row["ids"])
+                rows = await tx.run("memory/resolve_entities", graph=req.graph, refs=pending)
+                found = {row["ref"]: row["ids"] for row in rows}
+                resolved |= {ref: _one_entity(ref, found.get(ref, [])) for ref in pending}
             triples = [(resolved[r.from_], r.type, resolved[r.to]) for r in req.relations]
             await tx.run(
                 "memory/create",

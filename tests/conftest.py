@@ -1,0 +1,155 @@
+"""Fixtures: one real Neo4j per test session, and graphsvc served over HTTP on it.
+
+Where Neo4j comes from, first that applies:
+1. GRAPHSVC_TEST_NEO4J_URI (+ _USER/_PASSWORD): an existing server;
+2. a Docker engine that answers: testcontainers' Neo4jContainer with GRAPHSVC_TEST_NEO4J_IMAGE
+   (default: the locally built graphsvc/neo4j:5.26.31 if present, else neo4j:5.26.31-community);
+3. otherwise the project's own local server (graphsvc.devstack.neo4j) in a temporary home.
+GRAPHSVC_TEST_NEO4J=testcontainers|local forces one of the last two (CI forces testcontainers).
+Nothing here skips: without Neo4j the tests fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from graphsvc.app import create_app
+from graphsvc.config import Neo4jSettings, Settings
+from graphsvc.devstack import neo4j as local_neo4j
+from graphsvc.services.memory import MemoryService
+from graphsvc.store.graph import GraphStore, create_driver
+
+LOCAL_IMAGE = f"graphsvc/neo4j:{local_neo4j.NEO4J_VERSION}"
+OFFICIAL_IMAGE = f"neo4j:{local_neo4j.NEO4J_VERSION}-community"
+PASSWORD = "graphsvc-test-" + secrets.token_hex(4)
+
+
+@dataclass(frozen=True)
+class Neo4jTarget:
+    uri: str
+    user: str
+    password: str
+    source: str
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _docker_answers() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _test_image() -> str:
+    configured = os.environ.get("GRAPHSVC_TEST_NEO4J_IMAGE")
+    if configured:
+        return configured
+    local = subprocess.run(["docker", "image", "inspect", LOCAL_IMAGE], capture_output=True)
+    return LOCAL_IMAGE if local.returncode == 0 else OFFICIAL_IMAGE
+
+
+def _source() -> str:
+    return os.environ.get("GRAPHSVC_TEST_NEO4J", "auto")
+
+
+@pytest.fixture(scope="session")
+def neo4j_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
+    if os.environ.get("GRAPHSVC_TEST_NEO4J_URI"):
+        yield Neo4jTarget(
+            os.environ["GRAPHSVC_TEST_NEO4J_URI"],
+            os.environ.get("GRAPHSVC_TEST_NEO4J_USER", "neo4j"),
+            os.environ.get("GRAPHSVC_TEST_NEO4J_PASSWORD", "graphsvc-dev"),
+            "external",
+        )
+    elif _source() == "testcontainers" or (_source() == "auto" and _docker_answers()):
+        if not _docker_answers():
+            pytest.fail("GRAPHSVC_TEST_NEO4J=testcontainers but no Docker engine answers")
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+        os.environ.setdefault("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+        from testcontainers.community.neo4j import Neo4jContainer
+
+        with Neo4jContainer(image=_test_image(), password=PASSWORD) as container:
+            yield Neo4jTarget(container.get_connection_url(), "neo4j", PASSWORD, f"testcontainers:{_test_image()}")
+    else:
+        home = tmp_path_factory.mktemp("neo4j")
+        server = local_neo4j.start(home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD)
+        try:
+            yield Neo4jTarget(server.bolt_uri, "neo4j", PASSWORD, "local-server")
+        finally:
+            local_neo4j.stop(home)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return "neo4j: GRAPHSVC_TEST_NEO4J_URI, else testcontainers when docker answers, else the local server"
+
+
+@pytest.fixture(scope="session")
+def settings(neo4j_target: Neo4jTarget) -> Settings:
+    return Settings(
+        neo4j=Neo4jSettings(uri=neo4j_target.uri, user=neo4j_target.user, password=neo4j_target.password)
+    )
+
+
+@pytest.fixture(scope="session")
+async def store(settings: Settings) -> AsyncIterator[GraphStore]:
+    neo = settings.neo4j
+    store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
+    await store.apply_schema()
+    yield store
+    await store.close()
+
+
+@pytest.fixture(scope="session")
+def memory(store: GraphStore) -> MemoryService:
+    return MemoryService(store)
+
+
+@pytest.fixture
+def graph() -> str:
+    """A fresh tenant graph per test: tests never see each other's data."""
+    return "t-" + secrets.token_hex(6)
+
+
+async def count_nodes(store: GraphStore, graph: str) -> int:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (n {graph: $graph}) RETURN count(n) AS n", graph=graph, database_=store._database
+    )
+    return records[0]["n"]
+
+
+@pytest.fixture(scope="session")
+def server_url(settings: Settings) -> Iterator[str]:
+    """graphsvc served by uvicorn on a free port, in a thread with its own event loop."""
+    port = free_port()
+    app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("graphsvc did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+REPO = Path(__file__).resolve().parents[1]

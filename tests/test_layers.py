@@ -1,0 +1,52 @@
+"""The one-way layers hold: leaves import no drivers, interfaces never import each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "graphsvc"
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def _modules(subpackage: str) -> list[Path]:
+    root = PACKAGE / subpackage
+    return sorted(root.rglob("*.py")) if root.is_dir() else [root.with_suffix(".py")]
+
+
+RULES = [
+    # (where, may not import)
+    ("domain", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.services", "graphsvc.rest")),
+    ("errors", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.")),
+    ("config", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.services")),
+    ("services", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.rest", "graphsvc.mcpserver")),
+    ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
+    ("mcpserver", ("neo4j", "fastapi", "graphsvc.store", "graphsvc.rest")),
+]
+
+
+@pytest.mark.parametrize(("where", "forbidden"), RULES)
+def test_layer_imports_only_what_it_may(where: str, forbidden: tuple[str, ...]) -> None:
+    for path in _modules(where):
+        bad = {name for name in _imports(path) if name.startswith(forbidden) or name in {f.rstrip(".") for f in forbidden}}
+        assert not bad, f"{path.relative_to(PACKAGE)} imports {sorted(bad)}"
+
+
+def test_only_the_store_imports_the_neo4j_driver() -> None:
+    users = {
+        path.relative_to(PACKAGE).parts[0]
+        for path in PACKAGE.rglob("*.py")
+        if any(name == "neo4j" or name.startswith("neo4j.") for name in _imports(path))
+    }
+    assert users == {"store"}

@@ -1,0 +1,88 @@
+"""One way to call a tool per transport: MCP over streamable HTTP, MCP over SSE, and REST."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+from mcp import Client
+from mcp.client.sse import sse_client
+
+
+class ToolFailure(Exception):
+    def __init__(self, code: str, detail: str):
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+
+
+@dataclass
+class Reply:
+    data: dict[str, Any]
+    text: str | None  # the seed's text rendering (MCP only)
+
+
+class Caller(Protocol):
+    async def __call__(self, tool: str, args: dict[str, Any]) -> Reply: ...
+
+
+_CODE = re.compile(r"^Error executing tool \w+: (\w+): ")
+
+
+def _mcp_caller(client: Client) -> Caller:
+    async def call(tool: str, args: dict[str, Any]) -> Reply:
+        result = await client.call_tool(tool, args)
+        text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+        if result.is_error:
+            match = _CODE.match(text)
+            # Arguments the SDK rejects against the tool's schema come back as a validation error.
+            code = match.group(1) if match else ("invalid_input" if "validation error" in text else "error")
+            raise ToolFailure(code, text)
+        assert result.structured_content is not None
+        return Reply(result.structured_content, text)
+
+    return call
+
+
+REST_ROUTES = {
+    "remember": ("POST", "/v1/memories"),
+    "recall": ("POST", "/v1/recall"),
+    "link": ("POST", "/v1/links"),
+    "explore": ("POST", "/v1/explore"),
+}
+
+
+def _rest_caller(http: httpx.AsyncClient) -> Caller:
+    async def call(tool: str, args: dict[str, Any]) -> Reply:
+        if tool == "forget":
+            params = {"graph": args["graph"]} if "graph" in args else {}
+            response = await http.delete(f"/v1/memories/{args['id']}", params=params)
+        else:
+            method, path = REST_ROUTES[tool]
+            response = await http.request(method, path, json=args)
+        body = response.json()
+        if response.status_code >= 400:
+            assert 400 <= response.status_code < 500, body
+            raise ToolFailure(body["error"]["code"], body["error"]["message"])
+        return Reply(body, None)
+
+    return call
+
+
+@asynccontextmanager
+async def connect(transport: str, base_url: str) -> AsyncIterator[Caller]:
+    if transport == "mcp-streamable-http":
+        async with Client(f"{base_url}/mcp") as client:
+            yield _mcp_caller(client)
+    elif transport == "mcp-sse":
+        async with Client(sse_client(f"{base_url}/sse")) as client:
+            yield _mcp_caller(client)
+    else:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+            yield _rest_caller(http)
+
+
+TRANSPORTS = ["mcp-streamable-http", "mcp-sse", "rest"]
