@@ -1,0 +1,105 @@
+"""The memory service on a real Neo4j: tenancy, injection, bounds, ranking."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsvc.domain.models import (
+    CONTEXT_NODE_CAP,
+    ExploreInput,
+    IdInput,
+    LinkInput,
+    RecallInput,
+    RememberInput,
+)
+from graphsvc.errors import NotFound
+from graphsvc.services.memory import MemoryService
+from tests.conftest import count_nodes
+
+pytestmark = pytest.mark.neo4j
+
+
+async def test_graphs_never_see_each_other(memory: MemoryService, graph: str) -> None:
+    other = graph + "-other"
+    mine = await memory.remember(RememberInput(text="secret plan alpha", entities=[{"label": "Project", "name": "Alpha"}], graph=graph))
+    await memory.remember(RememberInput(text="public plan alpha", entities=[{"label": "Project", "name": "Alpha"}], graph=other))
+    recalled = await memory.recall(RecallInput(query="plan alpha", graph=other))
+    assert [m.text for m in recalled.memories] == ["public plan alpha"]
+    with pytest.raises(NotFound):
+        await memory.explore(ExploreInput(start=mine.id, graph=other))
+    with pytest.raises(NotFound):
+        await memory.forget(IdInput(id=mine.id, graph=other))
+    by_entity = await memory.recall(RecallInput(entity="Project:Alpha", graph=graph))
+    assert [m.id for m in by_entity.memories] == [mine.id]
+
+
+async def test_cypher_in_names_and_text_is_stored_as_data(memory: MemoryService, graph: str, store) -> None:
+    await memory.remember(RememberInput(text="keep me", graph=graph))
+    evil = "x'}) MATCH (n) DETACH DELETE n //"
+    stored = await memory.remember(
+        RememberInput(text=evil, entities=[{"label": "Person", "name": evil}], tags=[evil], graph=graph)
+    )
+    assert stored.entities[0].id == f"Person:{evil}"
+    assert await count_nodes(store, graph) == 3
+    recalled = await memory.recall(RecallInput(entity=evil, graph=graph))
+    assert recalled.memories[0].text == evil
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["the of and", "AND OR NOT", "*", '"unterminated', "title:(x", "a~ b^3 [1 TO 5] {x}", "ロケット 🚀", "word " * 800],
+)
+async def test_recall_never_fails_on_odd_queries(memory: MemoryService, graph: str, query: str) -> None:
+    await memory.remember(RememberInput(text="the rocket launched on time", graph=graph))
+    result = await memory.recall(RecallInput(query=query, graph=graph))
+    assert result.contextTruncated is False
+
+
+async def test_non_latin_text_is_found_by_its_words(memory: MemoryService, graph: str) -> None:
+    stored = await memory.remember(RememberInput(text="Встреча в Москве перенесена", graph=graph))
+    result = await memory.recall(RecallInput(query="москве", graph=graph))
+    assert [m.id for m in result.memories] == [stored.id]
+
+
+async def test_recall_context_is_capped_and_says_so(memory: MemoryService, graph: str) -> None:
+    hub = {"label": "Person", "name": "Caroline"}
+    for n in range(CONTEXT_NODE_CAP + 20):
+        await memory.remember(RememberInput(text=f"note {n}", entities=[hub], graph=graph))
+    result = await memory.recall(RecallInput(entity="Caroline", hops=1, limit=50, graph=graph))
+    assert result.contextTruncated is True
+    assert len(result.memories) == 50
+    nodes, _ = result.context
+    assert len(nodes) == CONTEXT_NODE_CAP
+    explored = await memory.explore(ExploreInput(start="Person:Caroline", maxDepth=1, limit=300, graph=graph))
+    assert (len(explored.nodes), explored.truncated) == (300, True)
+
+
+async def test_a_rare_shared_entity_outranks_a_hub(memory: MemoryService, graph: str) -> None:
+    hub, rare = {"label": "Person", "name": "Mel"}, {"label": "Place", "name": "Lake Tahoe"}
+    for n in range(30):
+        await memory.remember(RememberInput(text=f"Mel said thing {n}", entities=[hub], graph=graph))
+    await memory.remember(RememberInput(text="Mel went kayaking", entities=[hub, rare], graph=graph))
+    near = await memory.remember(RememberInput(text="The cabin by the water", entities=[rare], graph=graph))
+    result = await memory.recall(RecallInput(query="kayaking", hops=1, graph=graph))
+    assert result.memories[0].text == "Mel went kayaking"
+    assert result.memories[1].id == near.id
+
+
+async def test_link_creates_missing_entities_and_keeps_one_edge_per_type(memory: MemoryService, graph: str) -> None:
+    link = LinkInput.model_validate(
+        {"from": {"label": "Pool", "name": "A"}, "type": "TRADES_ON", "to": {"label": "Token", "name": "B"}, "graph": graph}
+    )
+    first, second = await memory.link(link), await memory.link(link)
+    assert first.id == second.id and (first.created, second.created) == (True, False)
+    explored = await memory.explore(ExploreInput(start="Pool:A", types=["TRADES_ON"], graph=graph))
+    assert [(e.from_, e.type, e.to) for e in explored.edges] == [("Pool:A", "TRADES_ON", "Token:B")]
+
+
+async def test_forget_keeps_entities_still_in_use_and_drops_orphans(memory: MemoryService, graph: str, store) -> None:
+    shared, lonely = {"label": "Token", "name": "USDC"}, {"label": "Token", "name": "DOGE"}
+    keep = await memory.remember(RememberInput(text="USDC is stable", entities=[shared], graph=graph))
+    gone = await memory.remember(RememberInput(text="DOGE and USDC", entities=[shared, lonely], graph=graph))
+    await memory.forget(IdInput(id=gone.id, graph=graph))
+    explored = await memory.explore(ExploreInput(start="Token:USDC", graph=graph))
+    assert {n.id for n in explored.nodes} == {"Token:USDC", keep.id}
+    assert await count_nodes(store, graph) == 2

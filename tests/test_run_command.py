@@ -1,0 +1,66 @@
+"""The README's run command on the embedded default: local Neo4j from Maven Central + graphsvc."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import REPO, free_port
+
+pytestmark = pytest.mark.neo4j
+START_TIMEOUT_S = 240
+
+
+def _read_urls(process: subprocess.Popen[str]) -> dict[str, str]:
+    urls: dict[str, str] = {}
+    deadline = time.monotonic() + START_TIMEOUT_S
+    assert process.stdout is not None
+    while "Neo4j Browser" not in urls:
+        line = process.stdout.readline()
+        if not line:
+            pytest.fail(f"graphsvc up exited ({process.wait()}) before printing its URLs")
+        if time.monotonic() > deadline:
+            pytest.fail("graphsvc up did not print its URLs in time")
+        match = re.match(r"\s+(.+?)\s{2,}(http\S+)", line)
+        if match:
+            urls[match.group(1)] = match.group(2)
+    return urls
+
+
+def test_graphsvc_up_starts_neo4j_and_graphsvc_and_prints_working_urls(tmp_path: Path) -> None:
+    bolt, browser, http = free_port(), free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")} | {"GRAPHSVC_HTTP_PORT": str(http)}
+    command = [sys.executable, "-m", "graphsvc.cli", "up", "--home", str(tmp_path / "neo4j"),
+               "--bolt-port", str(bolt), "--http-port", str(browser)]  # fmt: skip
+    with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            _check_stack(process, http, browser)
+        finally:
+            process.send_signal(signal.SIGINT)
+            exit_code = process.wait(timeout=90)
+    assert exit_code == 0
+    assert not (tmp_path / "neo4j" / "neo4j.pid").exists()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{browser}/")
+
+
+def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> None:
+    urls = _read_urls(process)
+    assert urls["MCP (streamable HTTP)"] == f"http://127.0.0.1:{http}/mcp"
+    assert urls["MCP (SSE)"] == f"http://127.0.0.1:{http}/sse"
+    assert httpx.get(urls["Health"]).json() == {"status": "ok", "neo4j": True}
+    assert httpx.get(urls["REST API docs"]).status_code == 200
+    assert "Neo4j Browser" in httpx.get(f"http://127.0.0.1:{browser}/browser/").text
+    stored = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"})
+    assert stored.status_code == 201
+    with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
+        assert sse.status_code == 200
+        assert next(sse.iter_lines()).startswith("event: endpoint")
