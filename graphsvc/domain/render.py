@@ -13,13 +13,13 @@ from graphsvc.domain.models import (
 EDGES_SHOWN = 5
 
 
-def _clip(text: str, width: int) -> str:
+def clip(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def remember_text(result: RememberResult, text: str) -> str:
-    return f'Remembered: "{_clip(text, 50)}" (id: {result.id})'
+    return f'Remembered: "{clip(text, 50)}" (id: {result.id})'
 
 
 def _edges_line(edges: list[str]) -> str:
@@ -32,7 +32,7 @@ def recall_text(result: RecallResult) -> str:
     count = len(result.memories)
     lines = [f"Recalled {count} memor{'y' if count == 1 else 'ies'}:" if count else "Recalled 0 memories."]
     for n, memory in enumerate(result.memories, 1):
-        lines.append(f"{n}. {_clip(memory.text, 120)}  (score {memory.score:.2f}, hop {memory.distance})")
+        lines.append(f"{n}. {clip(memory.text, 120)}  (score {memory.score:.2f}, hop {memory.distance})")
     nodes, edges = result.context
     entities = sum(not node.startswith("mem_") for node in nodes)
     lines += ["", "Context graph:", f"{len(nodes)} nodes ({entities} entities), {len(edges)} edges"]
@@ -51,7 +51,7 @@ def explore_text(result: ExploreResult) -> str:
     entities = sum(node.label != "Memory" for node in result.nodes)
     lines = [f"Explored {len(result.nodes)} nodes ({entities} entities), {len(result.edges)} edges"]
     for node in result.nodes:
-        lines.append(f"  [{node.depth}] {node.label} {node.id}: {_clip(node.text, 80)}")
+        lines.append(f"  [{node.depth}] {node.label} {node.id}: {clip(node.text, 80)}")
     if result.edges:
         lines.append(_edges_line([f"{e.from_} -[{e.type}]→ {e.to}" for e in result.edges]))
     if result.truncated:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from graphsvc.domain.hashing import format_timestamp, memory_hash
+from graphsvc.domain.render import clip
 from graphsvc.domain.models import (
     CONTEXT_NODE_CAP,
     Edge,
@@ -41,6 +42,7 @@ Row = dict[str, Any]
 KEYWORD_SEEDS = 50
 MAX_QUERY_TERMS = 64
 MAX_RELATIONS = 1000
+TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 _TERM = re.compile(r"\w+", re.UNICODE)
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 
@@ -110,7 +112,10 @@ class MemoryService:
             await tx.run(
                 "memory/create",
                 graph=req.graph,
-                memory={"id": memory_id, "text": req.text, "tags": tags, "hash": digest, "createdAt": created_at},
+                memory={
+                    "id": memory_id, "text": req.text, "tags": tags, "hash": digest, "createdAt": created_at,
+                    "title": clip(req.text, TITLE_WIDTH),
+                },  # fmt: skip
                 entities=[
                     {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")} for e in entities
                 ],
