@@ -135,9 +135,9 @@ class MemoryService:
     # ---- recall ---------------------------------------------------------------------------------
 
     async def recall(self, req: RecallInput) -> RecallResult:
-        lucene = lucene_query(req.graph, req.query) if req.query else None
         if req.entity is None and not (req.query and req.query.strip()):
             raise InvalidInput("recall needs a query, an entity, or both")
+        lucene = lucene_query(req.graph, req.query) if req.query else None
         start: list[Node] = []
         if req.entity is not None:
             rows = await self._store.run("memory/resolve_entities", graph=req.graph, refs=[req.entity])
