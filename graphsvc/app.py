@@ -6,6 +6,9 @@ HTTP (/mcp), and /health.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,20 +17,35 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from graphsvc.config import Settings
-from graphsvc.errors import Unavailable
+from graphsvc.chain.anchor import AnchorContract
+from graphsvc.config import ChainSettings, Settings
+from graphsvc.domain.models import GraphInput
+from graphsvc.errors import ChainUnavailable, GraphsvcError, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
 from graphsvc.rest import routes
+from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 
 STARTUP_WAIT_S = 60
+log = logging.getLogger("graphsvc")
+
+
+def build_chain(chain: ChainSettings) -> AnchorContract | None:
+    if not chain.configured:
+        return None
+    assert chain.rpc_url is not None
+    key = chain.private_key.get_secret_value() if chain.private_key else None
+    return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id)
 
 
 @dataclass
 class Services:
     store: GraphStore
     memory: MemoryService
+    anchoring: AnchoringService
+    chain: AnchorContract | None
+    settings: ChainSettings
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -36,10 +54,43 @@ class Services:
             neo.uri, neo.user, neo.password.get_secret_value(), max_pool=neo.max_connection_pool_size
         )
         store = GraphStore(driver, neo.database)
-        return cls(store=store, memory=MemoryService(store))
+        chain = build_chain(settings.chain)
+        anchoring = AnchoringService(
+            store, chain, explorer_url=settings.chain.explorer_url,
+            receipt_timeout_s=settings.chain.receipt_timeout_s, lease_ttl_s=settings.chain.lease_ttl_s,
+        )  # fmt: skip
+        return cls(store, MemoryService(store), anchoring, chain, settings.chain)
 
     async def start(self) -> None:
-        """Apply the schema, waiting (bounded) for Neo4j to come up."""
+        """Schema first (waiting, bounded, for Neo4j); then the chain check and batch reconciliation.
+
+        Raises:
+            NotConfigured: the configured contract has no code on the configured chain.
+        """
+        await self._apply_schema()
+        if self.chain is not None:
+            await self.chain.check()
+            try:
+                finished = await self.anchoring.reconcile()
+                if finished:
+                    log.warning("reconciled %d unfinished batch(es) at start-up", len(finished))
+            except (ChainUnavailable, GraphsvcError) as e:
+                log.warning("unfinished batches stay for later: %s", e)
+
+    async def auto_anchor(self) -> None:
+        """Anchor every N seconds, or as soon as M memories are pending (whichever is configured)."""
+        interval = self.settings.auto_interval_s or 5.0
+        while True:
+            await asyncio.sleep(interval)
+            for row in await self.store.run("anchor/pending_graphs"):
+                due = self.settings.auto_interval_s or row["pending"] >= self.settings.auto_pending
+                if due:
+                    try:
+                        await self.anchoring.anchor_now(GraphInput(graph=row["graph"]))
+                    except GraphsvcError as e:  # another replica holds the lease, or the chain is away
+                        log.info("auto-anchoring of %s skipped: %s", row["graph"], e)
+
+    async def _apply_schema(self) -> None:
         async for attempt in AsyncRetrying(
             retry=retry_if_exception_type(Unavailable),
             stop=stop_after_delay(STARTUP_WAIT_S),
@@ -51,12 +102,14 @@ class Services:
 
     async def close(self) -> None:
         await self.store.close()
+        if self.chain is not None:
+            await self.chain.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     services = Services.build(settings)
-    mcp = create_mcp_server(services.memory)
+    mcp = create_mcp_server(services.memory, services.anchoring)
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
     streamable = mcp.streamable_http_app(transport_security=security)
@@ -64,10 +117,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.start()
+        auto = services.chain is not None and (settings.chain.auto_interval_s or settings.chain.auto_pending)
+        task = asyncio.create_task(services.auto_anchor()) if auto else None
         try:
             async with mcp.session_manager.run():
                 yield
         finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await services.close()
 
     app = FastAPI(
@@ -77,6 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.memory = services.memory
+    app.state.anchoring = services.anchoring
     routes.install(app)
 
     @app.get("/health", tags=["health"], operation_id="health")

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
 from graphsvc.app import Services, create_app
-from graphsvc.config import Settings
+from graphsvc.chain.anchor import AnchorContract
+from graphsvc.config import ChainSettings, Settings
+from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
+from graphsvc.domain import render
+from graphsvc.domain.models import GraphInput, IdInput
+from graphsvc.errors import GraphsvcError
 
 
 def _urls(settings: Settings, browser: str | None) -> str:
@@ -48,22 +56,102 @@ def cmd_serve(_: argparse.Namespace) -> int:
     return 0
 
 
+def _local_chain(home: Path, port: int) -> ChainSettings:
+    """anvil with the anchor contract deployed (once: its state is kept in `home`)."""
+    node = local_chain.start(home, port=port, block_time=1)
+    settings = ChainSettings(
+        network="local", rpc_url=node.rpc_url, private_key=local_chain.DEV_PRIVATE_KEY, receipt_timeout_s=30
+    )
+    address_file = home / "contract.txt"
+    address = address_file.read_text().strip() if address_file.exists() else None
+
+    async def ensure_contract() -> str:
+        contract = AnchorContract(node.rpc_url, address, local_chain.DEV_PRIVATE_KEY, local_chain.DEV_CHAIN_ID)
+        try:
+            if address:
+                try:
+                    await contract.check()
+                    return address
+                except GraphsvcError:
+                    pass
+            return await contract.deploy()
+        finally:
+            await contract.close()
+
+    deployed = asyncio.run(ensure_contract())
+    address_file.write_text(deployed + "\n")
+    print(f"Local chain {node.rpc_url} (chain id {local_chain.DEV_CHAIN_ID}), anchor contract {deployed}", flush=True)
+    return settings.model_copy(update={"contract": deployed})
+
+
 def cmd_up(args: argparse.Namespace) -> int:
-    """Neo4j (the embedded default, unless GRAPHSVC_NEO4J_URI names one) and graphsvc, in one command."""
+    """Neo4j and a chain (local defaults unless GRAPHSVC_NEO4J_URI / MONAD_RPC_URL name them) + graphsvc."""
     settings = Settings()
-    if os.environ.get("GRAPHSVC_NEO4J_URI"):
-        asyncio.run(_serve(settings))
-        return 0
-    password = settings.neo4j.password.get_secret_value()
-    server = local_neo4j.start(args.home, bolt_port=args.bolt_port, http_port=args.http_port, password=password)
-    settings = settings.model_copy(update={"neo4j": settings.neo4j.model_copy(update={"uri": server.bolt_uri})})
-    print(f"Neo4j {local_neo4j.NEO4J_VERSION} running from {server.home} (pid {server.pid})", flush=True)
+    browser = None
     try:
-        asyncio.run(_serve(settings, server.browser_url))
+        if not os.environ.get("GRAPHSVC_NEO4J_URI"):
+            password = settings.neo4j.password.get_secret_value()
+            server = local_neo4j.start(
+                args.home / "neo4j", bolt_port=args.bolt_port, http_port=args.http_port, password=password
+            )
+            settings.neo4j.uri, browser = server.bolt_uri, server.browser_url
+            print(f"Neo4j {local_neo4j.NEO4J_VERSION} running from {server.home} (pid {server.pid})", flush=True)
+        if not settings.chain.configured:
+            settings.chain = _local_chain(args.home / "chain", args.chain_port)
+        asyncio.run(_serve(settings, browser))
     except KeyboardInterrupt:
         pass
     finally:
-        local_neo4j.stop(args.home)
+        local_neo4j.stop(args.home / "neo4j")
+        local_chain.stop(args.home / "chain")
+    return 0
+
+
+def _with_services(work: Callable[[Services], Awaitable[Any]]) -> Any:
+    async def run() -> Any:
+        services = Services.build(Settings())
+        try:
+            await services.start()
+            return await work(services)
+        finally:
+            await services.close()
+
+    return asyncio.run(run())
+
+
+def cmd_anchor(args: argparse.Namespace) -> int:
+    result = _with_services(lambda s: s.anchoring.anchor_now(GraphInput(graph=args.graph)))
+    print(render.anchor_text(result))
+    return 0 if result.status != "not_configured" else 2
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    result = _with_services(lambda s: s.anchoring.verify(IdInput(id=args.id, graph=args.graph)))
+    print(render.verify_text(result))
+    return 0 if result.verified else 1
+
+
+def cmd_proof(args: argparse.Namespace) -> int:
+    bundle = _with_services(lambda s: s.anchoring.bundle(IdInput(id=args.id, graph=args.graph)))
+    print(json.dumps({**bundle.model_dump(mode="json"), "rpcUrl": Settings().chain.rpc_url}, indent=2))
+    return 0
+
+
+def cmd_deploy_contract(_: argparse.Namespace) -> int:
+    settings = Settings().chain
+    if not settings.rpc_url or not settings.private_key:
+        print("graphsvc: set MONAD_RPC_URL and GRAPHSVC_CHAIN_PRIVATE_KEY to deploy", file=sys.stderr)
+        return 2
+    chain = AnchorContract(settings.rpc_url, None, settings.private_key.get_secret_value(), settings.chain_id)
+
+    async def deploy() -> str:
+        try:
+            return await chain.deploy()
+        finally:
+            await chain.close()
+
+    address = asyncio.run(deploy())
+    print(f"deployed GraphsvcAnchor at {address}\nexport ANCHOR_CONTRACT={address}")
     return 0
 
 
@@ -85,10 +173,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="graphsvc", description="Memory service for AI agents.")
     commands = parser.add_subparsers(dest="command", required=True)
     up = commands.add_parser("up", help="start Neo4j (embedded default) and graphsvc, print the URLs")
-    up.add_argument("--home", type=Path, default=Path("var/neo4j"), help="Neo4j home (data, logs)")
+    up.add_argument("--home", type=Path, default=Path("var"), help="state of the local Neo4j and chain")
     up.add_argument("--bolt-port", type=int, default=7687)
     up.add_argument("--http-port", type=int, default=7474)
+    up.add_argument("--chain-port", type=int, default=8545)
     up.set_defaults(run=cmd_up)
+    for name, run, doc in (
+        ("anchor", cmd_anchor, "anchor the graph's pending memories now"),
+        ("verify", cmd_verify, "verify a memory against its on-chain root"),
+        ("proof", cmd_proof, "print a memory's proof bundle (JSON)"),
+    ):
+        command = commands.add_parser(name, help=doc)
+        if name != "anchor":
+            command.add_argument("id")
+        command.add_argument("--graph", default="default")
+        command.set_defaults(run=run)
+    commands.add_parser("deploy-contract", help="deploy the anchor contract with the configured signer").set_defaults(
+        run=cmd_deploy_contract
+    )
     commands.add_parser("serve", help="serve on GRAPHSVC_HTTP_HOST:PORT against GRAPHSVC_NEO4J_URI").set_defaults(
         run=cmd_serve
     )
@@ -99,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except local_neo4j.DevstackError as e:
+    except (local_neo4j.DevstackError, local_chain.ChainError, GraphsvcError) as e:
         print(f"graphsvc: {e}", file=sys.stderr)
         return 1
 

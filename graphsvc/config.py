@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_NEO4J_PASSWORD = "graphsvc-dev"
@@ -30,12 +30,54 @@ class HttpSettings(BaseModel):
     )
 
 
+CHAIN_PRESETS = {
+    # name: (chain id, transaction link)
+    "monad-testnet": (10143, "https://testnet.monadscan.com/tx/{hash}"),
+    "monad-mainnet": (143, "https://monadscan.com/tx/{hash}"),
+    "local": (31337, None),
+}
+
+
+class ChainSettings(BaseModel):
+    network: Literal["monad-testnet", "monad-mainnet", "local"] = "monad-testnet"
+    rpc_url: str | None = None
+    contract: str | None = None
+    private_key: SecretStr | None = None
+    explorer_tx_url: str | None = Field(default=None, description="Overrides the preset's, with {hash}")
+    receipt_timeout_s: float = Field(default=60, gt=0)
+    lease_ttl_s: float = Field(default=120, gt=0)
+    auto_interval_s: float = Field(default=0, ge=0, description="Anchor every N seconds (0: off)")
+    auto_pending: int = Field(default=0, ge=0, description="Anchor once N memories are pending (0: off)")
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.rpc_url and self.contract)
+
+    @property
+    def chain_id(self) -> int:
+        return CHAIN_PRESETS[self.network][0]
+
+    def explorer_url(self, tx_hash: str) -> str | None:
+        template = self.explorer_tx_url or CHAIN_PRESETS[self.network][1]
+        return template.format(hash=tx_hash) if template else None
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRAPHSVC_", env_nested_delimiter="_", env_nested_max_split=1, extra="ignore")
 
     environment: Literal["development", "production"] = "development"
     neo4j: Neo4jSettings = Neo4jSettings()
     http: HttpSettings = HttpSettings()
+    chain: ChainSettings = ChainSettings()
+    # The seed's names, accepted as they are.
+    monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
+    anchor_contract: str | None = Field(default=None, validation_alias=AliasChoices("ANCHOR_CONTRACT"))
+
+    @model_validator(mode="after")
+    def _seed_chain_names(self) -> Settings:
+        self.chain.rpc_url = self.chain.rpc_url or self.monad_rpc_url
+        self.chain.contract = self.chain.contract or self.anchor_contract
+        return self
 
     @model_validator(mode="after")
     def _no_default_secrets_outside_development(self) -> Settings:

@@ -5,7 +5,8 @@
     ├── NotFound                not_found       404
     ├── Conflict                conflict        409
     ├── NotConfigured           not_configured  503
-    └── Unavailable             unavailable     503   (Neo4j or the chain cannot be reached)
+    └── Unavailable             unavailable     503   (Neo4j cannot be reached)
+        └── ChainUnavailable    chain_unavailable 503 (the chain RPC cannot be reached)
 
 Messages are written for the caller: they never echo a query or its parameters.
 """
@@ -45,3 +46,7 @@ class NotConfigured(GraphsvcError):
 class Unavailable(GraphsvcError):
     code = "unavailable"
     status = 503
+
+
+class ChainUnavailable(Unavailable):
+    code = "chain_unavailable"

@@ -26,7 +26,7 @@ import pytest
 import uvicorn
 
 from graphsvc.app import create_app
-from graphsvc.config import Neo4jSettings, Settings
+from graphsvc.config import ChainSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
@@ -101,9 +101,15 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 @pytest.fixture(scope="session")
-def settings(neo4j_target: Neo4jTarget) -> Settings:
+def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
+    from graphsvc.devstack.chain import DEV_PRIVATE_KEY
+
     return Settings(
-        neo4j=Neo4jSettings(uri=neo4j_target.uri, user=neo4j_target.user, password=neo4j_target.password)
+        neo4j=Neo4jSettings(uri=neo4j_target.uri, user=neo4j_target.user, password=neo4j_target.password),
+        chain=ChainSettings(
+            network="local", rpc_url=chain_target.rpc_url, contract=chain_target.contract,
+            private_key=DEV_PRIVATE_KEY, receipt_timeout_s=10, lease_ttl_s=5,
+        ),  # fmt: skip
     )
 
 
@@ -153,3 +159,37 @@ def server_url(settings: Settings) -> Iterator[str]:
 
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class ChainTarget:
+    rpc_url: str
+    contract: str
+
+
+@pytest.fixture(scope="session")
+def chain_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChainTarget]:
+    """anvil (automine: a transaction is mined at once; tests mine further blocks for finality)."""
+    from graphsvc.chain.anchor import AnchorContract
+    from graphsvc.devstack import chain as local_chain
+
+    home = tmp_path_factory.mktemp("chain")
+    node = local_chain.start(home, port=free_port())
+
+    async def deploy() -> str:
+        contract = AnchorContract(node.rpc_url, None, local_chain.DEV_PRIVATE_KEY)
+        try:
+            return await contract.deploy()
+        finally:
+            await contract.close()
+
+    try:
+        yield ChainTarget(node.rpc_url, asyncio.run(deploy()))
+    finally:
+        local_chain.stop(home)
+
+
+def mine(rpc_url: str, blocks: int = 2) -> None:
+    from graphsvc.devstack.chain import _rpc
+
+    _rpc(rpc_url, "anvil_mine", [hex(blocks)])

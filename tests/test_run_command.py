@@ -1,4 +1,4 @@
-"""The README's run command on the embedded default: local Neo4j from Maven Central + graphsvc."""
+"""The README's run command on the embedded defaults: local Neo4j (Maven Central), local chain, graphsvc."""
 
 from __future__ import annotations
 
@@ -36,10 +36,11 @@ def _read_urls(process: subprocess.Popen[str]) -> dict[str, str]:
 
 
 def test_graphsvc_up_starts_neo4j_and_graphsvc_and_prints_working_urls(tmp_path: Path) -> None:
-    bolt, browser, http = free_port(), free_port(), free_port()
+    bolt, browser, http, rpc = free_port(), free_port(), free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")} | {"GRAPHSVC_HTTP_PORT": str(http)}
-    command = [sys.executable, "-m", "graphsvc.cli", "up", "--home", str(tmp_path / "neo4j"),
-               "--bolt-port", str(bolt), "--http-port", str(browser)]  # fmt: skip
+    command = [sys.executable, "-m", "graphsvc.cli", "up", "--home", str(tmp_path), "--bolt-port", str(bolt),
+               "--http-port", str(browser), "--chain-port", str(rpc)]  # fmt: skip
+    env = {k: v for k, v in env.items() if k not in ("MONAD_RPC_URL", "ANCHOR_CONTRACT")}
     with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True) as process:
         try:
             _check_stack(process, http, browser)
@@ -48,6 +49,7 @@ def test_graphsvc_up_starts_neo4j_and_graphsvc_and_prints_working_urls(tmp_path:
             exit_code = process.wait(timeout=90)
     assert exit_code == 0
     assert not (tmp_path / "neo4j" / "neo4j.pid").exists()
+    assert not (tmp_path / "chain" / "anvil.pid").exists()
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{browser}/")
 
@@ -61,6 +63,8 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     assert "Neo4j Browser" in httpx.get(f"http://127.0.0.1:{browser}/browser/").text
     stored = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"})
     assert stored.status_code == 201
+    anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60).json()
+    assert (anchored["status"], anchored["count"]) == ("anchored", 1)
     with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
         assert sse.status_code == 200
         assert next(sse.iter_lines()).startswith("event: endpoint")

@@ -1,6 +1,7 @@
 // mode: write
 // params: graph, memory, entities, relations
-CREATE (m:Memory {graph: $graph})
+// A new memory is :Pending until a batch seals it (see anchor/seal).
+CREATE (m:Memory:Pending {graph: $graph})
 SET m += $memory
 WITH m
 CALL (m) {

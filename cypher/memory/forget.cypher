@@ -1,7 +1,14 @@
 // mode: write
-// params: graph, id
+// params: graph, id, now
 // Deletes the memory and its edges, then any entity it mentioned that is left with no edge at all.
+// An anchored memory leaves a tombstone (id, hash, proof, batch) so verify_memory can explain.
 MATCH (m:Memory {graph: $graph, id: $id})
+OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
+CALL (m, ib, b) {
+  WITH * WHERE b IS NOT NULL
+  CREATE (t:Tombstone {graph: m.graph, id: m.id, hash: m.hash, forgottenAt: $now})
+  CREATE (t)-[:IN_BATCH {proof: ib.proof, index: ib.index}]->(b)
+}
 WITH m, [(m)-[:MENTIONS]->(e:Entity) | e] AS mentioned
 DETACH DELETE m
 WITH mentioned

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,8 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from graphsvc.devstack.process import alive, spawn, terminate
 
 NEO4J_VERSION = "5.26.31"
 BROWSER_VERSION = "5.24.0"
@@ -122,14 +123,6 @@ def _java_env(home: Path) -> dict[str, str]:
     return {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -146,7 +139,7 @@ def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password:
     """
     home = home.resolve()
     pid_file = home / "neo4j.pid"
-    if pid_file.exists() and _pid_alive(int(pid_file.read_text())):
+    if pid_file.exists() and alive(int(pid_file.read_text())):
         return LocalNeo4j(home, bolt_port, http_port, int(pid_file.read_text()))
     lib = fetch()
     _write_conf(home, bolt_port, http_port)
@@ -166,9 +159,7 @@ def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password:
         f"--home-dir={home}", f"--config-dir={home / 'conf'}", "--console-mode",
     ]  # fmt: skip
     with open(home / "logs" / "console.log", "ab") as log:
-        process = subprocess.Popen(
-            command, cwd=home, env=_java_env(home), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        process = spawn(command, cwd=home, env=_java_env(home), stdout=log, stderr=subprocess.STDOUT)
     pid_file.write_text(str(process.pid))
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -188,20 +179,7 @@ def stop(home: Path) -> bool:
         return False
     pid = int(pid_file.read_text())
     pid_file.unlink()
-    if not _pid_alive(pid):
-        return False
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return True
-        except ChildProcessError:
-            if not _pid_alive(pid):
-                return True
-        time.sleep(0.2)
-    os.kill(pid, signal.SIGKILL)
-    return True
+    return terminate(pid, STOP_TIMEOUT_S)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
-RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone"})
+RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState"})
 RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH"})
 _LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
@@ -146,6 +146,10 @@ class ExploreInput(_In):
         return list(dict.fromkeys([self.start] if isinstance(self.start, str) else self.start))
 
 
+class GraphInput(_In):
+    graph: Graph = DEFAULT_GRAPH
+
+
 class IdInput(_In):
     id: Id = Field(description="Id of the Memory node")
     graph: Graph = DEFAULT_GRAPH
@@ -232,3 +236,48 @@ class ExploreResult(_Out):
 class ForgetResult(_Out):
     id: str
     deleted: bool
+
+
+class AnchorResult(_Out):
+    """anchor_now. `status` says which envelope this is; on "anchored" every field is set."""
+
+    status: Literal["anchored", "nothing_pending", "not_configured"]
+    root: str | None = None
+    count: int = 0
+    txHash: str | None = None
+    blockNumber: int | None = None
+    anchoredAt: int | None = Field(default=None, description="Block time, milliseconds since the epoch")
+    explorerUrl: str | None = None
+    reason: str | None = None
+
+
+class VerifyResult(_Out):
+    id: str
+    verified: bool
+    hashValid: bool
+    anchored: bool
+    proofValid: bool
+    onChain: bool
+    root: str | None
+    txHash: str | None
+    explorerUrl: str | None
+    problem: str | None
+    # Proof length, for the text rendering (not serialised).
+    _steps: int = PrivateAttr(default=0)
+
+
+class ProofBundle(_Out):
+    """Everything a third party needs to check a memory without graphsvc."""
+
+    schema_: str = Field(default="graphsvc.proof/v1", alias="schema")
+    id: str
+    hash: str
+    envelope: dict[str, Any] | None = Field(description="The memory's hashed envelope (RFC 8785 + keccak256)")
+    leafEncoding: list[str] = ["string", "bytes32"]
+    proof: list[str]
+    root: str
+    chainId: int | None
+    contract: str | None
+    txHash: str | None
+    blockNumber: int | None
+    verifyCalldata: str | None = Field(description="eth_call data for verifyMemory(root, id, hash, proof)")

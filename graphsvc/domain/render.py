@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from graphsvc.domain.models import (
+    AnchorResult,
     ExploreResult,
     ForgetResult,
     LinkResult,
     RecallResult,
     RememberResult,
+    VerifyResult,
 )
 
 EDGES_SHOWN = 5
@@ -61,3 +63,34 @@ def explore_text(result: ExploreResult) -> str:
 
 def forget_text(result: ForgetResult) -> str:
     return f"Deleted memory {result.id}."
+
+
+def anchor_text(result: AnchorResult) -> str:
+    if result.status == "not_configured":
+        return f"Anchoring is not configured: {result.reason}."
+    if result.status == "nothing_pending":
+        return "Nothing to anchor: no pending memories."
+    lines = [f"Anchored {result.count} memor{'y' if result.count == 1 else 'ies'}.", f"Root: {result.root}"]
+    lines.append(f"Tx: {result.explorerUrl or result.txHash}")
+    return "\n".join(lines)
+
+
+def verify_text(result: VerifyResult) -> str:
+    def mark(ok: bool) -> str:
+        return "✓" if ok else "✗"
+
+    head = (
+        "✓ Verified: memory is unchanged since it was anchored on Monad."
+        if result.verified
+        else f"✗ Not verified: {result.problem}"
+    )
+    lines = [
+        head,
+        f"  {mark(result.hashValid)} stored hash matches content",
+        f"  {mark(result.anchored)} belongs to an anchor batch",
+        f"  {mark(result.proofValid)} Merkle proof valid ({result._steps}-step)",
+        f"  {mark(result.onChain)} root recorded on Monad",
+    ]
+    if result.txHash:
+        lines.append(f"  tx: {result.explorerUrl or result.txHash}")
+    return "\n".join(lines)

@@ -20,6 +20,8 @@ from pydantic import BaseModel
 
 from graphsvc.domain import render
 from graphsvc.domain.models import (
+    AnchorResult,
+    GraphInput,
     ExploreInput,
     ExploreResult,
     ForgetResult,
@@ -30,8 +32,10 @@ from graphsvc.domain.models import (
     RecallResult,
     RememberInput,
     RememberResult,
+    VerifyResult,
 )
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 
 INSTRUCTIONS = (
@@ -76,7 +80,7 @@ def _tool(
     )
 
 
-def create_mcp_server(memory: MemoryService) -> MCPServer:
+def create_mcp_server(memory: MemoryService, anchoring: AnchoringService) -> MCPServer:
     read = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
     tools = [
         _tool(
@@ -113,6 +117,20 @@ def create_mcp_server(memory: MemoryService) -> MCPServer:
             "An on-chain anchor is not revoked.",
             IdInput, ForgetResult, memory.forget, lambda result, _: render.forget_text(result),
             ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False),
+        ),
+        _tool(
+            "anchor_now",
+            "Anchor all pending (un-anchored) memories of the graph on-chain as one Merkle batch. "
+            "Requires MONAD_RPC_URL and ANCHOR_CONTRACT; without them it answers status not_configured.",
+            GraphInput, AnchorResult, anchoring.anchor_now, lambda result, _: render.anchor_text(result),
+            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True),
+        ),
+        _tool(
+            "verify_memory",
+            "Verify a memory's hash and Merkle proof against the root recorded on-chain (at the finalized "
+            "block): hashValid, anchored, proofValid, onChain, with the problem when one fails.",
+            IdInput, VerifyResult, anchoring.verify, lambda result, _: render.verify_text(result),
+            ToolAnnotations(readOnlyHint=True, openWorldHint=True),
         ),
     ]  # fmt: skip
     return MCPServer("graphsvc", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")

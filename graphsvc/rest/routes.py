@@ -10,6 +10,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from graphsvc.domain.models import (
+    AnchorResult,
+    GraphInput,
+    ProofBundle,
+    VerifyResult,
     DEFAULT_GRAPH,
     ExploreInput,
     ExploreResult,
@@ -24,6 +28,7 @@ from graphsvc.domain.models import (
     RememberResult,
 )
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 
 
@@ -41,7 +46,13 @@ def _memory(request: Request) -> MemoryService:
     return request.app.state.memory
 
 
+def _anchoring(request: Request) -> AnchoringService:
+    return request.app.state.anchoring
+
+
 Memory = Annotated[MemoryService, Depends(_memory)]
+Anchoring = Annotated[AnchoringService, Depends(_anchoring)]
+GraphQuery = Annotated[Graph, Query()]
 ERRORS: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorResponse} for status in (404, 409, 422, 503)
 }
@@ -57,11 +68,27 @@ async def remember(body: RememberInput, memory: Memory) -> RememberResult:
 
 
 @memories.delete("/{memory_id}", operation_id="forget")
-async def forget(
-    memory_id: str, memory: Memory, graph: Annotated[Graph, Query()] = DEFAULT_GRAPH
-) -> ForgetResult:
+async def forget(memory_id: str, memory: Memory, graph: GraphQuery = DEFAULT_GRAPH) -> ForgetResult:
     """Delete a memory and all its edges."""
     return await memory.forget(IdInput(id=memory_id, graph=graph))
+
+
+@memories.get("/{memory_id}/verify", operation_id="verify_memory")
+async def verify_memory(memory_id: str, anchoring: Anchoring, graph: GraphQuery = DEFAULT_GRAPH) -> VerifyResult:
+    """Check the memory's hash, batch, Merkle proof and on-chain root."""
+    return await anchoring.verify(IdInput(id=memory_id, graph=graph))
+
+
+@memories.get("/{memory_id}/proof", operation_id="proof_bundle")
+async def proof_bundle(memory_id: str, anchoring: Anchoring, graph: GraphQuery = DEFAULT_GRAPH) -> ProofBundle:
+    """A self-contained proof that verifies without graphsvc (see the README)."""
+    return await anchoring.bundle(IdInput(id=memory_id, graph=graph))
+
+
+@graph.post("/anchor", operation_id="anchor_now")
+async def anchor_now(anchoring: Anchoring, body: GraphInput | None = None) -> AnchorResult:
+    """Anchor all pending memories of the graph as one Merkle batch."""
+    return await anchoring.anchor_now(body or GraphInput())
 
 
 @graph.post("/recall", operation_id="recall")

@@ -201,7 +201,8 @@ class MemoryService:
     # ---- forget ---------------------------------------------------------------------------------
 
     async def forget(self, req: IdInput) -> ForgetResult:
-        rows = await self._store.run("memory/forget", graph=req.graph, id=req.id)
+        now = format_timestamp(self._clock())
+        rows = await self._store.run("memory/forget", graph=req.graph, id=req.id, now=now)
         if not rows:
             raise NotFound(f"no memory {req.id!r} in graph {req.graph!r}")
         return ForgetResult(id=req.id, deleted=True)

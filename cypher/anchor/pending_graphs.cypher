@@ -1,0 +1,5 @@
+// mode: read
+// params:
+MATCH (m:Memory:Pending)
+RETURN m.graph AS graph, count(*) AS pending
+ORDER BY graph

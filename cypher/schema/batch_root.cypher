@@ -1,0 +1,3 @@
+// mode: schema
+// params:
+CREATE CONSTRAINT batch_root IF NOT EXISTS FOR (b:Batch) REQUIRE b.root IS UNIQUE

@@ -1,0 +1,3 @@
+// mode: schema
+// params:
+CREATE INDEX batch_status IF NOT EXISTS FOR (b:Batch) ON (b.status)

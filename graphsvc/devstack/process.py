@@ -1,0 +1,47 @@
+"""Start and stop the local servers by pid, reaping the ones this process started."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+# Servers this process started, kept so that they are reaped (not left as zombies) when stopped.
+_children: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def spawn(command: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(command, start_new_session=True, **kwargs)  # type: ignore[call-overload]
+    _children[process.pid] = process
+    return process
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def terminate(pid: int, timeout: float) -> bool:
+    """SIGTERM, wait up to `timeout`, then SIGKILL; True if it was running."""
+    child = _children.pop(pid, None)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    if child is not None:
+        try:
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        return True
+    deadline = time.monotonic() + timeout
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    return True

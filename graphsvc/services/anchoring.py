@@ -1,0 +1,352 @@
+"""anchor_now and verify_memory: Merkle batches as a state machine persisted in Neo4j.
+
+    SEALED ──sign──▶ SIGNED ──broadcast──▶ SUBMITTED ──receipt──▶ INCLUDED ──finalized──▶ FINALIZED
+
+Each state is written before the external step that follows it (the signed transaction is stored
+before it is broadcast), so a crash at any point leaves a batch that `reconcile` can finish: a
+signed transaction is simply sent again (harmless), and a root is never anchored twice (the contract
+refuses a duplicate root as the last backstop). Chain calls never run inside a Neo4j transaction.
+One writer at a time across replicas: a lease node in Neo4j with a fencing token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_hash
+from graphsvc.domain.merkle import MEMORY_LEAF_TYPES, MerkleTree, leaf_hash, verify
+from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, ProofBundle, VerifyResult
+from graphsvc.errors import ChainUnavailable, Conflict, NotFound
+
+log = logging.getLogger(__name__)
+Row = dict[str, Any]
+MAX_BATCH = 100_000
+RECEIPT_POLL_S = 0.25
+UNFINISHED = ["SEALED", "SIGNED", "SUBMITTED", "INCLUDED"]
+
+
+class Store(Protocol):
+    async def run(self, name: str, **params: Any) -> list[Row]: ...
+
+    async def write_transaction(self, work: Any) -> Any: ...
+
+
+class Chain(Protocol):
+    """What anchoring needs of graphsvc.chain.anchor.AnchorContract."""
+
+    address: str | None
+
+    async def chain_id(self) -> int: ...
+    async def pending_nonce(self) -> int: ...
+    async def mined_nonce(self) -> int: ...
+    async def sign_anchor(self, root: str, batch_seq: int, leaf_count: int, nonce: int) -> Any: ...
+    async def broadcast(self, raw: str) -> None: ...
+    async def inclusion(self, tx_hash: str, root: str) -> Any: ...
+    async def anchor_of(self, root: str, block: str | int = "finalized") -> Any: ...
+    async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool: ...
+    def verify_calldata(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> str: ...
+
+
+def _hex(data: bytes) -> str:
+    return "0x" + data.hex()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class AnchoringService:
+    def __init__(
+        self,
+        store: Store,
+        chain: Chain | None,
+        *,
+        explorer_url: Callable[[str], str | None] = lambda _: None,
+        receipt_timeout_s: float = 60,
+        lease_ttl_s: float = 120,
+        owner: str | None = None,
+    ):
+        self._store = store
+        self._chain = chain
+        self._explorer_url = explorer_url
+        self._receipt_timeout_s = receipt_timeout_s
+        self._lease_ttl_ms = int(lease_ttl_s * 1000)
+        self.owner = owner or f"{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(3)}"
+        self._lock = asyncio.Lock()
+
+    @property
+    def configured(self) -> bool:
+        return self._chain is not None
+
+    # ---- anchor_now -----------------------------------------------------------------------------
+
+    async def anchor_now(self, req: GraphInput) -> AnchorResult:
+        """Seal every pending memory of the graph into one batch and anchor its root.
+
+        Raises:
+            Conflict: another replica holds the anchoring lease, or the contract refuses the batch.
+            ChainUnavailable: the chain cannot be reached; the batch stays sealed and the next call
+                (or start-up) finishes it.
+        """
+        if self._chain is None:
+            return AnchorResult(
+                status="not_configured", reason="anchoring needs MONAD_RPC_URL and ANCHOR_CONTRACT (and a signer key)"
+            )
+        async with self._leased() as fence:
+            await self._finish(fence, graph=req.graph)
+            batch = await self.seal(req.graph, fence)
+            if batch is None:
+                return AnchorResult(status="nothing_pending", reason="no memory of this graph is waiting")
+            batch = await self.advance(batch, fence)
+        return self._anchored(batch)
+
+    async def reconcile(self) -> list[str]:
+        """Finish every unfinished batch (start-up, after a crash or an RPC outage); returns their roots."""
+        if self._chain is None:
+            return []
+        async with self._leased() as fence:
+            return await self._finish(fence)
+
+    def _anchored(self, batch: Row) -> AnchorResult:
+        return AnchorResult(
+            status="anchored", root=batch["root"], count=batch["count"], txHash=batch["txHash"],
+            blockNumber=batch["blockNumber"], anchoredAt=batch["anchoredAt"],
+            explorerUrl=self._explorer_url(batch["txHash"]),
+        )  # fmt: skip
+
+    def _leased(self) -> _Lease:
+        return _Lease(self)
+
+    async def acquire(self) -> int:
+        rows = await self._store.run("anchor/lease", owner=self.owner, now=_now_ms(), ttlMs=self._lease_ttl_ms)
+        if not rows:
+            raise Conflict("another graphsvc replica is anchoring right now; try again shortly")
+        return int(rows[0]["fence"])
+
+    async def release(self) -> None:
+        await self._store.run("anchor/release", owner=self.owner)
+
+    async def _finish(self, fence: int, graph: str | None = None) -> list[str]:
+        rows = await self._store.run("anchor/unfinished", statuses=UNFINISHED)
+        roots = []
+        for row in rows:
+            batch = row["batch"]
+            if graph is None or batch["graph"] == graph:
+                await self.advance(batch, fence)
+                roots.append(batch["root"])
+        return roots
+
+    # ---- the state machine ----------------------------------------------------------------------
+
+    async def seal(self, graph: str, fence: int) -> Row | None:
+        """SEALED: pending members, their proofs and the root, written in one transaction."""
+
+        async def work(tx: Any) -> Row | None:
+            pending = await tx.run("anchor/pending", graph=graph, limit=MAX_BATCH)
+            if not pending:
+                return None
+            leaves = [leaf_hash(MEMORY_LEAF_TYPES, [m["id"], bytes.fromhex(m["hash"][2:])]) for m in pending]
+            tree = MerkleTree.build(leaves)
+            root = _hex(tree.root)
+            members = [
+                {"id": m["id"], "index": i, "proof": [_hex(p) for p in tree.proof(leaf)]}
+                for i, (m, leaf) in enumerate(zip(pending, leaves, strict=True))
+            ]
+            rows = await tx.run(
+                "anchor/seal", owner=self.owner, fence=fence, graph=graph, root=root, members=members,
+                now=format_timestamp(datetime.now(UTC)),
+            )  # fmt: skip
+            if not rows or rows[0]["sealed"] != len(members):
+                raise Conflict("the anchoring lease was lost or the pending set changed; nothing was sealed")
+            return {"graph": graph, "root": root, "seq": rows[0]["seq"], "count": len(members), "status": "SEALED"}
+
+        return await self._store.write_transaction(work)
+
+    async def _update(self, batch: Row, fence: int, anchor_id: str | None = None, **changes: Any) -> Row:
+        rows = await self._store.run(
+            "anchor/update", owner=self.owner, fence=fence, root=batch["root"], changes=changes, anchorId=anchor_id
+        )
+        if not rows:
+            raise Conflict("the anchoring lease was lost to another replica")
+        return rows[0]["batch"]
+
+    async def advance(self, batch: Row, fence: int) -> Row:
+        """Drive one batch to INCLUDED (or FINALIZED when already final), persisting every step."""
+        chain = self._require_chain()
+        for _ in range(3):
+            status = batch["status"]
+            if status == "SEALED":
+                signed = await chain.sign_anchor(batch["root"], batch["seq"], batch["count"], await chain.pending_nonce())
+                batch = await self._update(
+                    batch, fence, status="SIGNED", nonce=signed.nonce, rawTx=signed.raw, txHash=signed.tx_hash,
+                    chainId=await chain.chain_id(), contract=chain.address,
+                )  # fmt: skip
+            if batch["status"] in ("SIGNED", "SUBMITTED"):
+                await chain.broadcast(batch["rawTx"])
+                if batch["status"] == "SIGNED":
+                    batch = await self._update(batch, fence, status="SUBMITTED")
+                batch = await self._await_inclusion(batch, fence)
+            if batch["status"] == "INCLUDED":
+                return await self._finalize_if_final(batch, fence)
+            if batch["status"] == "FINALIZED":
+                return batch
+        raise ChainUnavailable(f"batch {batch['root']} could not be anchored yet; it will be retried")
+
+    async def _await_inclusion(self, batch: Row, fence: int) -> Row:
+        chain = self._require_chain()
+        deadline = time.monotonic() + self._receipt_timeout_s
+        while time.monotonic() < deadline:
+            inclusion = await chain.inclusion(batch["txHash"], batch["root"])
+            if inclusion is not None:
+                if inclusion.success and inclusion.logged_root:
+                    return await self._included(batch, fence)
+                break
+            await asyncio.sleep(RECEIPT_POLL_S)
+        # No good receipt: the root may have been anchored by an earlier transaction, or our nonce
+        # may have gone to another transaction (then sign again), or the tx is still waiting.
+        if await chain.anchor_of(batch["root"], "latest") is not None:
+            return await self._included(batch, fence)
+        if await chain.mined_nonce() > batch["nonce"]:
+            return await self._update(batch, fence, status="SEALED")
+        raise ChainUnavailable(f"transaction {batch['txHash']} is not mined yet; the batch will be reconciled")
+
+    async def _included(self, batch: Row, fence: int) -> Row:
+        record = await self._require_chain().anchor_of(batch["root"], "latest")
+        if record is None:
+            raise ChainUnavailable("the chain does not show the anchor yet")
+        return await self._update(
+            batch, fence, anchor_id=batch["root"], status="INCLUDED", blockNumber=record.block_number,
+            anchoredAt=record.anchored_at * 1000,
+        )  # fmt: skip
+
+    async def _finalize_if_final(self, batch: Row, fence: int) -> Row:
+        if await self._require_chain().anchor_of(batch["root"], "finalized") is not None:
+            return await self._update(batch, fence, status="FINALIZED")
+        return batch
+
+    def _require_chain(self) -> Chain:
+        assert self._chain is not None, "checked by the public entry points"
+        return self._chain
+
+    # ---- verify_memory --------------------------------------------------------------------------
+
+    async def evidence(self, req: IdInput) -> Row:
+        rows = await self._store.run("anchor/evidence", graph=req.graph, id=req.id)
+        row = rows[0]
+        if row["memory"] is None and row["tombstone"] is None:
+            raise NotFound(f"no memory {req.id!r} in graph {req.graph!r}")
+        return row
+
+    async def verify(self, req: IdInput) -> VerifyResult:
+        """The four checks of the seed: hash, batch, proof, root on chain at `finalized`."""
+        row = await self.evidence(req)
+        memory, tombstone, batch, proof = row["memory"], row["tombstone"], row["batch"], row["proof"] or []
+        stored_hash = (memory or tombstone)["hash"]
+        problems: list[str] = []
+        if memory is None:
+            hash_valid = False
+            problems.append(f"memory was forgotten at {tombstone['forgottenAt']}; its tombstone keeps id, hash and proof")
+        else:
+            hash_valid = _recomputed_hash(memory) == stored_hash
+            if not hash_valid:
+                problems.append("stored content no longer matches its hash (changed since it was remembered)")
+        anchored = batch is not None and batch.get("status") in ("INCLUDED", "FINALIZED")
+        root = batch["root"] if batch else None
+        leaf = leaf_hash(MEMORY_LEAF_TYPES, [req.id, bytes.fromhex(stored_hash[2:])])
+        proof_valid = bool(root) and verify(bytes.fromhex(root[2:]), leaf, [bytes.fromhex(p[2:]) for p in proof])
+        if batch is None:
+            problems.append("not anchored yet: run anchor_now")
+        elif not anchored:
+            problems.append(f"its batch is {batch['status']}, not yet on chain: run anchor_now to finish it")
+        elif not proof_valid:
+            problems.append("the Merkle proof does not fold to the batch root")
+        on_chain = anchored and await self._on_chain(batch, req.id, stored_hash, proof, problems)
+        tx_hash = batch.get("txHash") if batch else None
+        result = VerifyResult(
+            id=req.id, verified=hash_valid and anchored and proof_valid and on_chain, hashValid=hash_valid,
+            anchored=anchored, proofValid=proof_valid, onChain=on_chain, root=root, txHash=tx_hash,
+            explorerUrl=self._explorer_url(tx_hash) if tx_hash else None, problem="; ".join(problems) or None,
+        )  # fmt: skip
+        result._steps = len(proof)
+        return result
+
+    async def _on_chain(self, batch: Row, memory_id: str, stored_hash: str, proof: list[str], problems: list[str]) -> bool:
+        chain = self._chain
+        if chain is None:
+            problems.append("no chain is configured, so the root cannot be checked on chain")
+            return False
+        try:
+            if await chain.chain_id() != batch["chainId"] or (chain.address or "").lower() != batch["contract"].lower():
+                problems.append("the configured chain or contract is not the one this batch was anchored on")
+                return False
+            if await chain.anchor_of(batch["root"], "finalized") is None:
+                problems.append("the root is not on chain at the finalized block yet")
+                return False
+            inclusion = await chain.inclusion(batch["txHash"], batch["root"])
+            if inclusion is None or not inclusion.logged_root:
+                problems.append("the anchoring transaction's receipt has no matching RootAnchored event")
+                return False
+            if not await chain.verify_memory(batch["root"], memory_id, stored_hash, proof):
+                problems.append("the contract's verifyMemory rejects this proof")
+                return False
+        except ChainUnavailable:
+            problems.append("the chain cannot be reached right now")
+            return False
+        return True
+
+    async def bundle(self, req: IdInput) -> ProofBundle:
+        row = await self.evidence(req)
+        memory, tombstone, batch = row["memory"], row["tombstone"], row["batch"]
+        if batch is None or batch.get("status") not in ("INCLUDED", "FINALIZED"):
+            raise NotFound(f"memory {req.id!r} is not anchored yet")
+        stored_hash, proof = (memory or tombstone)["hash"], row["proof"]
+        chain = self._chain
+        return ProofBundle(
+            id=req.id, hash=stored_hash, envelope=_envelope(memory) if memory else None, proof=proof,
+            root=batch["root"], chainId=batch.get("chainId"), contract=batch.get("contract"),
+            txHash=batch.get("txHash"), blockNumber=batch.get("blockNumber"),
+            verifyCalldata=chain.verify_calldata(batch["root"], req.id, stored_hash, proof) if chain else None,
+        )  # fmt: skip
+
+
+class _Lease:
+    """`async with` the anchoring lease (and this process's lock)."""
+
+    def __init__(self, service: AnchoringService):
+        self._service = service
+
+    async def __aenter__(self) -> int:
+        await self._service._lock.acquire()
+        try:
+            return await self._service.acquire()
+        except BaseException:
+            self._service._lock.release()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self._service.release()
+        finally:
+            self._service._lock.release()
+
+
+def _envelope_fields(memory: Row) -> dict[str, Any]:
+    return {
+        "id": memory["id"], "graph": memory["graph"], "text": memory["text"], "tags": memory["tags"] or [],
+        "entities": memory["entities"] or [], "created_at": memory["createdAt"],
+    }  # fmt: skip
+
+
+def _recomputed_hash(memory: Row) -> str:
+    return memory_hash(**_envelope_fields(memory))
+
+
+def _envelope(memory: Row) -> dict[str, Any]:
+    return memory_envelope(**_envelope_fields(memory))
