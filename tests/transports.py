@@ -52,14 +52,17 @@ REST_ROUTES = {
     "recall": ("POST", "/v1/recall"),
     "link": ("POST", "/v1/links"),
     "explore": ("POST", "/v1/explore"),
+    "anchor_now": ("POST", "/v1/anchor"),
 }
 
 
 def _rest_caller(http: httpx.AsyncClient) -> Caller:
     async def call(tool: str, args: dict[str, Any]) -> Reply:
+        params = {"graph": args["graph"]} if "graph" in args else {}
         if tool == "forget":
-            params = {"graph": args["graph"]} if "graph" in args else {}
             response = await http.delete(f"/v1/memories/{args['id']}", params=params)
+        elif tool == "verify_memory":
+            response = await http.get(f"/v1/memories/{args['id']}/verify", params=params)
         else:
             method, path = REST_ROUTES[tool]
             response = await http.request(method, path, json=args)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import aiohttp
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from eth_utils import keccak
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 from web3 import AsyncHTTPProvider, AsyncWeb3
 from web3 import exceptions as w3err
@@ -77,6 +78,11 @@ class AnchorContract:
         self.rpc_url = rpc_url
         self.expected_chain_id = chain_id
         self._abi = load_artifact()["abi"]
+        self._errors = {
+            "0x" + keccak(text=f"{e['name']}({','.join(i['type'] for i in e['inputs'])})")[:4].hex(): e["name"]
+            for e in self._abi
+            if e["type"] == "error"
+        }
         self.address = AsyncWeb3.to_checksum_address(address) if address else None
         self.account: LocalAccount | None = Account.from_key(private_key) if private_key else None
 
@@ -175,7 +181,9 @@ class AnchorContract:
             tx = await call.build_transaction({"from": self.signer.address, "nonce": nonce, "gas": 1})
             return await self._sign(tx, nonce)
         except (w3err.ContractLogicError, w3err.ContractCustomError) as e:
-            raise Conflict(f"the anchor contract refuses this batch: {e}") from e
+            data = str(e.data or "")
+            reason = self._errors.get(data[:10], data[:10] or str(e))
+            raise Conflict(f"the anchor contract refuses this batch: {reason}") from e
 
     async def broadcast(self, raw: str) -> None:
         """Send a signed transaction; sending one the node already has is harmless."""
