@@ -20,7 +20,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.domain.models import GraphInput
-from graphsvc.errors import ChainUnavailable, GraphsvcError, Unavailable
+from graphsvc.errors import GraphsvcError, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
 from graphsvc.rest import routes
 from graphsvc.services.anchoring import AnchoringService
@@ -74,8 +74,10 @@ class Services:
                 finished = await self.anchoring.reconcile()
                 if finished:
                     log.warning("reconciled %d unfinished batch(es) at start-up", len(finished))
-            except (ChainUnavailable, GraphsvcError) as e:
+            except GraphsvcError as e:
                 log.warning("unfinished batches stay for later: %s", e)
+            except Exception:  # a batch that cannot be finished must not keep the service down
+                log.exception("reconciling unfinished batches failed; they stay for later")
 
     async def auto_anchor(self) -> None:
         """Anchor every N seconds, or as soon as M memories are pending (whichever is configured)."""

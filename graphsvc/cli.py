@@ -137,21 +137,31 @@ def cmd_proof(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_deploy_contract(_: argparse.Namespace) -> int:
+def cmd_deploy_contract(args: argparse.Namespace) -> int:
     settings = Settings().chain
     if not settings.rpc_url or not settings.private_key:
         print("graphsvc: set MONAD_RPC_URL and GRAPHSVC_CHAIN_PRIVATE_KEY to deploy", file=sys.stderr)
         return 2
-    chain = AnchorContract(settings.rpc_url, None, settings.private_key.get_secret_value(), settings.chain_id)
+    key = settings.private_key.get_secret_value()
 
     async def deploy() -> str:
+        if args.if_missing:
+            existing = AnchorContract(settings.rpc_url, args.if_missing, key, settings.chain_id)
+            try:
+                await existing.check()
+                return str(existing.address)
+            except GraphsvcError:
+                pass
+            finally:
+                await existing.close()
+        chain = AnchorContract(settings.rpc_url, None, key, settings.chain_id)
         try:
             return await chain.deploy()
         finally:
             await chain.close()
 
     address = asyncio.run(deploy())
-    print(f"deployed GraphsvcAnchor at {address}\nexport ANCHOR_CONTRACT={address}")
+    print(f"GraphsvcAnchor at {address}\nexport ANCHOR_CONTRACT={address}")
     return 0
 
 
@@ -188,9 +198,9 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("id")
         command.add_argument("--graph", default="default")
         command.set_defaults(run=run)
-    commands.add_parser("deploy-contract", help="deploy the anchor contract with the configured signer").set_defaults(
-        run=cmd_deploy_contract
-    )
+    deploy = commands.add_parser("deploy-contract", help="deploy the anchor contract with the configured signer")
+    deploy.add_argument("--if-missing", metavar="ADDRESS", help="do nothing when ADDRESS already has the contract")
+    deploy.set_defaults(run=cmd_deploy_contract)
     commands.add_parser("serve", help="serve on GRAPHSVC_HTTP_HOST:PORT against GRAPHSVC_NEO4J_URI").set_defaults(
         run=cmd_serve
     )

@@ -257,7 +257,12 @@ async def test_two_replicas_auto_anchoring_one_graph_seal_each_memory_once(store
         for n in range(20):
             await replicas[n % 2].memory.remember(RememberInput(text=f"replica note {n}", graph=graph))
         for _ in range(600):  # replicas anchor every graph with pending memories, ours among them
-            rows = await _cypher(store, "MATCH (m:Memory:Pending {graph: $g}) RETURN count(m) AS n", g=graph)
+            rows = await _cypher(
+                store,
+                "MATCH (m:Memory {graph: $g}) OPTIONAL MATCH (m)-[:IN_BATCH]->(b:Batch) "
+                "RETURN count(m) - count(CASE WHEN b.status IN ['INCLUDED', 'FINALIZED'] THEN 1 END) AS n",
+                g=graph,
+            )
             if rows[0]["n"] == 0:
                 break
             await asyncio.sleep(0.1)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from graphsvc.domain.merkle import MEMORY_LEAF_TYPES, MerkleTree, leaf_hash, verify
+from graphsvc.domain.merkle import (
+    MEMORY_LEAF_TYPES,
+    MerkleTree,
+    leaf_hash,
+    memory_leaf,
+    pack_proof,
+    unpack_proof,
+    verify,
+)
 
 OZ_ROOT = "6deb52b5da8fd108f79fab00341f38d2587896634c646ee52e49f845680a70c8"
 
@@ -37,3 +45,14 @@ def test_a_one_leaf_tree_has_the_leaf_as_root_and_an_empty_proof() -> None:
 def test_an_empty_tree_is_refused() -> None:
     with pytest.raises(ValueError):
         MerkleTree.build([])
+
+
+@pytest.mark.parametrize("memory_id", ["mem_1", "mem_0123456789abcdef", "x" * 32, "x" * 33, "ünïcode:Label", ""])
+def test_the_hand_encoded_memory_leaf_equals_the_abi_encoded_one(memory_id: str) -> None:
+    digest = bytes(range(32))
+    assert memory_leaf(memory_id, digest) == leaf_hash(MEMORY_LEAF_TYPES, [memory_id, digest])
+
+
+def test_a_packed_proof_unpacks_to_itself() -> None:
+    proof = [bytes([i]) * 32 for i in range(5)]
+    assert unpack_proof(pack_proof(proof)) == proof

@@ -1,14 +1,15 @@
 // mode: write
-// params: owner, fence, graph, root, members, now
-// SEALED: the batch, its members and their proofs in one transaction, under the lease.
+// params: owner, fence, graph, root, ids, proofs, now
+// SEALED: the batch, its members and their proofs (packed, 32 bytes a step) in one transaction,
+// under the lease. `ids` and `proofs` are parallel lists; a member's index is its position.
 MATCH (s:AnchorState {id: 'anchoring'})
 WHERE s.owner = $owner AND s.fence = $fence
 SET s.seq = coalesce(s.seq, 0) + 1
-CREATE (b:Batch {graph: $graph, id: $root, root: $root, seq: s.seq, count: size($members),
+CREATE (b:Batch {graph: $graph, id: $root, root: $root, seq: s.seq, count: size($ids),
                  status: 'SEALED', sealedAt: $now})
 WITH b
-UNWIND $members AS member
-MATCH (m:Memory:Pending {graph: $graph, id: member.id})
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (m:Memory:Pending {graph: $graph, id: $ids[i]})
 REMOVE m:Pending
-CREATE (m)-[:IN_BATCH {proof: member.proof, index: member.index}]->(b)
+CREATE (m)-[:IN_BATCH {proof: $proofs[i], index: i}]->(b)
 RETURN b.seq AS seq, count(m) AS sealed

@@ -19,6 +19,25 @@ def leaf_hash(types: Sequence[str], values: Sequence[object]) -> bytes:
     return keccak(keccak(encode(list(types), list(values))))
 
 
+def memory_leaf(memory_id: str, memory_hash: bytes) -> bytes:
+    """`leaf_hash(MEMORY_LEAF_TYPES, [memory_id, memory_hash])`, encoded by hand: the hot path of sealing.
+
+    abi.encode(string, bytes32) = offset 64 | hash | byte length | the bytes, zero-padded to 32.
+    """
+    data = memory_id.encode()
+    padded = data + bytes(-len(data) % 32)
+    return keccak(keccak((64).to_bytes(32, "big") + memory_hash + len(data).to_bytes(32, "big") + padded))
+
+
+def pack_proof(proof: Sequence[bytes]) -> bytes:
+    """A proof as one byte string (32 bytes a step): compact to store and fast to send."""
+    return b"".join(proof)
+
+
+def unpack_proof(packed: bytes) -> list[bytes]:
+    return [bytes(packed[i : i + 32]) for i in range(0, len(packed), 32)]
+
+
 def _pair(a: bytes, b: bytes) -> bytes:
     return keccak(min(a, b) + max(a, b))
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_hash
-from graphsvc.domain.merkle import MEMORY_LEAF_TYPES, MerkleTree, leaf_hash, verify
+from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof, unpack_proof, verify
 from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, ProofBundle, VerifyResult
 from graphsvc.errors import ChainUnavailable, Conflict, NotFound
 
@@ -134,14 +134,29 @@ class AnchoringService:
         await self._store.run("anchor/release", owner=self.owner)
 
     async def _finish(self, fence: int, graph: str | None = None) -> list[str]:
+        """Advance unfinished batches (of one graph, or all); one that cannot move does not block the rest.
+
+        Raises:
+            ChainUnavailable: a batch of `graph` could not be finished (with `graph` only).
+        """
+        chain = self._require_chain()
         rows = await self._store.run("anchor/unfinished", statuses=UNFINISHED)
-        roots = []
-        for row in rows:
-            batch = row["batch"]
-            if graph is None or batch["graph"] == graph:
+        finished, stuck = [], []
+        for batch in (row["batch"] for row in rows):
+            if graph is not None and batch["graph"] != graph:
+                continue
+            if batch.get("contract") and batch["contract"].lower() != (chain.address or "").lower():
+                log.warning("batch %s was signed for contract %s, not this one: left alone", batch["root"], batch["contract"])
+                continue
+            try:
                 await self.advance(batch, fence)
-                roots.append(batch["root"])
-        return roots
+                finished.append(batch["root"])
+            except ChainUnavailable as e:
+                log.warning("batch %s not finished yet: %s", batch["root"], e)
+                stuck.append(e)
+        if graph is not None and stuck:
+            raise stuck[0]
+        return finished
 
     # ---- the state machine ----------------------------------------------------------------------
 
@@ -149,23 +164,20 @@ class AnchoringService:
         """SEALED: pending members, their proofs and the root, written in one transaction."""
 
         async def work(tx: Any) -> Row | None:
-            pending = await tx.run("anchor/pending", graph=graph, limit=MAX_BATCH)
-            if not pending:
+            [pending] = await tx.run("anchor/pending", graph=graph, limit=MAX_BATCH)
+            ids = pending["ids"]
+            if not ids:
                 return None
-            leaves = [leaf_hash(MEMORY_LEAF_TYPES, [m["id"], bytes.fromhex(m["hash"][2:])]) for m in pending]
+            leaves = [memory_leaf(i, bytes.fromhex(h[2:])) for i, h in zip(ids, pending["hashes"], strict=True)]
             tree = MerkleTree.build(leaves)
             root = _hex(tree.root)
-            members = [
-                {"id": m["id"], "index": i, "proof": [_hex(p) for p in tree.proof(leaf)]}
-                for i, (m, leaf) in enumerate(zip(pending, leaves, strict=True))
-            ]
             rows = await tx.run(
-                "anchor/seal", owner=self.owner, fence=fence, graph=graph, root=root, members=members,
-                now=format_timestamp(datetime.now(UTC)),
+                "anchor/seal", owner=self.owner, fence=fence, graph=graph, root=root, ids=ids,
+                proofs=[pack_proof(tree.proof(leaf)) for leaf in leaves], now=format_timestamp(datetime.now(UTC)),
             )  # fmt: skip
-            if not rows or rows[0]["sealed"] != len(members):
+            if not rows or rows[0]["sealed"] != len(ids):
                 raise Conflict("the anchoring lease was lost or the pending set changed; nothing was sealed")
-            return {"graph": graph, "root": root, "seq": rows[0]["seq"], "count": len(members), "status": "SEALED"}
+            return {"graph": graph, "root": root, "seq": rows[0]["seq"], "count": len(ids), "status": "SEALED"}
 
         return await self._store.write_transaction(work)
 
@@ -247,7 +259,7 @@ class AnchoringService:
     async def verify(self, req: IdInput) -> VerifyResult:
         """The four checks of the seed: hash, batch, proof, root on chain at `finalized`."""
         row = await self.evidence(req)
-        memory, tombstone, batch, proof = row["memory"], row["tombstone"], row["batch"], row["proof"] or []
+        memory, tombstone, batch, proof = row["memory"], row["tombstone"], row["batch"], _proof(row)
         stored_hash = (memory or tombstone)["hash"]
         problems: list[str] = []
         if memory is None:
@@ -259,7 +271,7 @@ class AnchoringService:
                 problems.append("stored content no longer matches its hash (changed since it was remembered)")
         anchored = batch is not None and batch.get("status") in ("INCLUDED", "FINALIZED")
         root = batch["root"] if batch else None
-        leaf = leaf_hash(MEMORY_LEAF_TYPES, [req.id, bytes.fromhex(stored_hash[2:])])
+        leaf = memory_leaf(req.id, bytes.fromhex(stored_hash[2:]))
         proof_valid = bool(root) and verify(bytes.fromhex(root[2:]), leaf, [bytes.fromhex(p[2:]) for p in proof])
         if batch is None:
             problems.append("not anchored yet: run anchor_now")
@@ -306,7 +318,7 @@ class AnchoringService:
         memory, tombstone, batch = row["memory"], row["tombstone"], row["batch"]
         if batch is None or batch.get("status") not in ("INCLUDED", "FINALIZED"):
             raise NotFound(f"memory {req.id!r} is not anchored yet")
-        stored_hash, proof = (memory or tombstone)["hash"], row["proof"]
+        stored_hash, proof = (memory or tombstone)["hash"], _proof(row)
         chain = self._chain
         return ProofBundle(
             id=req.id, hash=stored_hash, envelope=_envelope(memory) if memory else None, proof=proof,
@@ -335,6 +347,10 @@ class _Lease:
             await self._service.release()
         finally:
             self._service._lock.release()
+
+
+def _proof(row: Row) -> list[str]:
+    return [_hex(step) for step in unpack_proof(row["proof"] or b"")]
 
 
 def _envelope_fields(memory: Row) -> dict[str, Any]:
