@@ -39,31 +39,44 @@ def make_memories(count: int, graph: str) -> tuple[list[dict[str, object]], floa
     return rows, time.perf_counter() - started
 
 
-async def run(count: int, neo4j_uri: str, password: str, rpc_url: str) -> None:
-    graph = f"bench-{int(time.time())}"
-    store = GraphStore(create_driver(neo4j_uri, "neo4j", password), "neo4j")
-    await store.apply_schema()
-    deployer = AnchorContract(rpc_url, None, local_chain.DEV_PRIVATE_KEY)
-    address = await deployer.deploy()
-    await deployer.close()
-    chain = AnchorContract(rpc_url, address, local_chain.DEV_PRIVATE_KEY)
+async def measure(store: GraphStore, chain: AnchorContract, count: int) -> tuple[float, float, float]:
+    """(hash alone, anchor_now, anchor_now + finality) in seconds, for `count` fresh memories."""
+    graph = f"bench-{time.time_ns()}"
     rows, hash_s = make_memories(count, graph)
     await store._driver.execute_query(
         "UNWIND $rows AS row CREATE (m:Memory:Pending {graph: $graph}) SET m += row", rows=rows, graph=graph
     )
     anchoring = AnchoringService(store, chain, receipt_timeout_s=60)
     started = time.perf_counter()
-    result = await anchoring.anchor_now(GraphInput(graph=graph))
+    fence = await anchoring.acquire()
+    batch = await anchoring.seal(graph, fence)
+    sealed_s = time.perf_counter() - started
+    result = anchoring._anchored(await anchoring.advance(batch, fence))
+    await anchoring.release()
     anchored_s = time.perf_counter() - started
+    print(f"  seal {sealed_s * 1000:.0f} ms, then chain {(anchored_s - sealed_s) * 1000:.0f} ms")
     await chain.w3.provider.make_request("anvil_mine", ["0x2"])  # type: ignore[arg-type]
     while await chain.anchor_of(result.root or "", "finalized") is None:
         await asyncio.sleep(0.01)
-    final_s = time.perf_counter() - started
+    return hash_s, anchored_s, time.perf_counter() - started
+
+
+async def run(count: int, neo4j_uri: str, password: str, rpc_url: str) -> None:
+    store = GraphStore(create_driver(neo4j_uri, "neo4j", password), "neo4j")
+    await store.apply_schema()
+    deployer = AnchorContract(rpc_url, None, local_chain.DEV_PRIVATE_KEY)
+    address = await deployer.deploy()
+    await deployer.close()
+    chain = AnchorContract(rpc_url, address, local_chain.DEV_PRIVATE_KEY)
+    cold = await measure(store, chain, count)
+    await measure(store, chain, count)  # warm-up: the JVM compiles the hot queries
+    hash_s, anchored_s, final_s = await measure(store, chain, count)
     print(f"memories                        {count}")
+    print(f"first run, cold JVM             {cold[2] * 1000:9.1f} ms  ({cold[2] / cold[0]:.2f}x)")
     print(f"hash alone (keccak of JCS)      {hash_s * 1000:9.1f} ms")
     print(f"anchor_now (seal..receipt)      {anchored_s * 1000:9.1f} ms")
     print(f"anchor_now + finality           {final_s * 1000:9.1f} ms")
-    print(f"ratio end-to-end / hash alone   {final_s / hash_s:9.2f}x   (target <= 5x)")
+    print(f"ratio end-to-end / hash alone   {final_s / hash_s:9.2f}x   (target <= 5x, warm)")
     await chain.close()
     await store.close()
 

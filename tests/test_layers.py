@@ -30,7 +30,7 @@ RULES = [
     ("domain", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.services", "graphsvc.rest")),
     ("errors", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.")),
     ("config", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.services")),
-    ("services", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.rest", "graphsvc.mcpserver")),
+    ("services", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.chain", "graphsvc.rest", "graphsvc.mcpserver")),
     ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
     ("mcpserver", ("neo4j", "fastapi", "graphsvc.store", "graphsvc.rest")),
 ]
@@ -50,3 +50,12 @@ def test_only_the_store_imports_the_neo4j_driver() -> None:
         if any(name == "neo4j" or name.startswith("neo4j.") for name in _imports(path))
     }
     assert users == {"store"}
+
+
+def test_only_the_chain_package_imports_web3() -> None:
+    users = {
+        path.relative_to(PACKAGE).parts[0]
+        for path in PACKAGE.rglob("*.py")
+        if any(name.split(".")[0] in ("web3", "eth_account") for name in _imports(path))
+    }
+    assert users == {"chain"}

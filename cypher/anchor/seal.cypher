@@ -2,6 +2,8 @@
 // params: owner, fence, graph, root, ids, proofs, now
 // SEALED: the batch, its members and their proofs (packed, 32 bytes a step) in one transaction,
 // under the lease. `ids` and `proofs` are parallel lists; a member's index is its position.
+// The index hint keeps the plan right on a fresh database, whose empty statistics make a label scan
+// look cheap (a 10,000-member seal then took a minute instead of half a second).
 MATCH (s:AnchorState {id: 'anchoring'})
 WHERE s.owner = $owner AND s.fence = $fence
 SET s.seq = coalesce(s.seq, 0) + 1
@@ -10,6 +12,7 @@ CREATE (b:Batch {graph: $graph, id: $root, root: $root, seq: s.seq, count: size(
 WITH b
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (m:Memory:Pending {graph: $graph, id: $ids[i]})
+USING INDEX m:Memory(graph, id)
 REMOVE m:Pending
 CREATE (m)-[:IN_BATCH {proof: $proofs[i], index: i}]->(b)
 RETURN b.seq AS seq, count(m) AS sealed

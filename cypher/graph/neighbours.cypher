@@ -5,10 +5,12 @@
 CALL () {
   UNWIND $memoryIds AS id
   MATCH (n:Memory {graph: $graph, id: id})
+  USING INDEX n:Memory(graph, id)
   RETURN n
   UNION
   UNWIND $entityIds AS id
   MATCH (n:Entity {graph: $graph, id: id})
+  USING INDEX n:Entity(graph, id)
   RETURN n
 }
 WITH n, COUNT { (n)--() } AS frontierDegree
@@ -18,6 +20,7 @@ WHERE (x:Memory OR x:Entity) AND x.graph = $graph AND NOT x.id IN $exclude
   AND ($direction = 'both' OR ($direction = 'out') = (startNode(r) = n))
 RETURN n.id AS frontier, r.id AS edgeId, type(r) AS type, startNode(r) = n AS outgoing,
        x.id AS id, coalesce(x.label, 'Memory') AS label, coalesce(x.text, x.name) AS text, x.tags AS tags,
-       x.anchorId AS anchorId, COUNT { (x)--() } AS degree
+       
+       [(x)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0] AS anchorId, COUNT { (x)--() } AS degree
 ORDER BY frontierDegree, n.id, degree
 LIMIT $rows

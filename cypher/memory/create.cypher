@@ -14,7 +14,9 @@ CALL (m) {
 CALL (m) {
   UNWIND $relations AS rel
   MATCH (a:Entity {graph: $graph, id: rel.from})
+  USING INDEX a:Entity(graph, id)
   MATCH (b:Entity {graph: $graph, id: rel.to})
+  USING INDEX b:Entity(graph, id)
   MERGE (a)-[r:$(rel.type)]->(b)
     ON CREATE SET r.id = rel.edgeId
   RETURN count(r) AS relationCount

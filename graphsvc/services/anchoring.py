@@ -181,10 +181,8 @@ class AnchoringService:
 
         return await self._store.write_transaction(work)
 
-    async def _update(self, batch: Row, fence: int, anchor_id: str | None = None, **changes: Any) -> Row:
-        rows = await self._store.run(
-            "anchor/update", owner=self.owner, fence=fence, root=batch["root"], changes=changes, anchorId=anchor_id
-        )
+    async def _update(self, batch: Row, fence: int, **changes: Any) -> Row:
+        rows = await self._store.run("anchor/update", owner=self.owner, fence=fence, root=batch["root"], changes=changes)
         if not rows:
             raise Conflict("the anchoring lease was lost to another replica")
         return rows[0]["batch"]
@@ -234,7 +232,7 @@ class AnchoringService:
         if record is None:
             raise ChainUnavailable("the chain does not show the anchor yet")
         return await self._update(
-            batch, fence, anchor_id=batch["root"], status="INCLUDED", blockNumber=record.block_number,
+            batch, fence, status="INCLUDED", blockNumber=record.block_number,
             anchoredAt=record.anchored_at * 1000,
         )  # fmt: skip
 
