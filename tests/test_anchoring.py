@@ -278,3 +278,15 @@ async def test_two_replicas_auto_anchoring_one_graph_seal_each_memory_once(store
         await asyncio.gather(*tasks, return_exceptions=True)
         for replica in replicas:
             await replica.close()
+
+
+async def test_start_up_refuses_a_contract_address_without_code(settings: Settings) -> None:
+    from graphsvc.errors import NotConfigured
+
+    wrong = settings.chain.model_copy(update={"contract": "0x" + "34" * 20})
+    services = Services.build(settings.model_copy(update={"chain": wrong}))
+    try:
+        with pytest.raises(NotConfigured):
+            await services.start()
+    finally:
+        await services.close()

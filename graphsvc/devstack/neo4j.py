@@ -146,12 +146,14 @@ def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password:
     (home / "logs").mkdir(exist_ok=True)
     classpath = f"{lib}/*"
     if not (home / "data" / "dbms" / "auth.ini").exists():
-        subprocess.run(
+        done = subprocess.run(
             ["java", "-cp", classpath, "org.neo4j.cli.AdminTool", "dbms", "set-initial-password", password],
             env=_java_env(home),
-            check=True,
             capture_output=True,
+            text=True,
         )
+        if done.returncode != 0:  # e.g. a password shorter than 8 characters
+            raise DevstackError(f"setting the initial password failed: {(done.stderr or done.stdout).strip()[-500:]}")
     command = [
         "java", "-Xms512m", "-Xmx1g",
         "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
