@@ -20,14 +20,16 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.domain.models import GraphInput
-from graphsvc.errors import GraphsvcError, Unavailable
+from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
 from graphsvc.rest import routes
+from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 
 STARTUP_WAIT_S = 60
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 log = logging.getLogger("graphsvc")
 
 
@@ -45,7 +47,8 @@ class Services:
     memory: MemoryService
     anchoring: AnchoringService
     chain: AnchorContract | None
-    settings: ChainSettings
+    access: AccessService
+    settings: Settings
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -59,15 +62,24 @@ class Services:
             store, chain, explorer_url=settings.chain.explorer_url,
             receipt_timeout_s=settings.chain.receipt_timeout_s, lease_ttl_s=settings.chain.lease_ttl_s,
         )  # fmt: skip
-        return cls(store, MemoryService(store), anchoring, chain, settings.chain)
+        access = AccessService(store, required=bool(settings.auth.required))
+        return cls(store, MemoryService(store), anchoring, chain, access, settings)
 
     async def start(self) -> None:
-        """Schema first (waiting, bounded, for Neo4j); then the chain check and batch reconciliation.
+        """Schema first (waiting, bounded, for Neo4j); then auth, the chain check and reconciliation.
 
         Raises:
-            NotConfigured: the configured contract has no code on the configured chain.
+            NotConfigured: listening beyond loopback without auth, or the configured contract has no
+                code on the configured chain.
         """
         await self._apply_schema()
+        if self.settings.auth.required is None:
+            self.access.required = await self.access.any_active()
+        if not self.access.required and self.settings.http.host not in LOOPBACK:
+            raise NotConfigured(
+                f"refusing to serve on {self.settings.http.host} without auth: create a token "
+                "(graphsvc token create --graph G --scopes memory.read,memory.write) or listen on 127.0.0.1"
+            )
         if self.chain is not None:
             await self.chain.check()
             try:
@@ -81,11 +93,12 @@ class Services:
 
     async def auto_anchor(self) -> None:
         """Anchor every N seconds, or as soon as M memories are pending (whichever is configured)."""
-        interval = self.settings.auto_interval_s or 5.0
+        chain = self.settings.chain
+        interval = chain.auto_interval_s or 5.0
         while True:
             await asyncio.sleep(interval)
             for row in await self.store.run("anchor/pending_graphs"):
-                due = self.settings.auto_interval_s or row["pending"] >= self.settings.auto_pending
+                due = chain.auto_interval_s or row["pending"] >= chain.auto_pending
                 if due:
                     try:
                         await self.anchoring.anchor_now(GraphInput(graph=row["graph"]))
@@ -111,7 +124,7 @@ class Services:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     services = Services.build(settings)
-    mcp = create_mcp_server(services.memory, services.anchoring)
+    mcp = create_mcp_server(services.memory, services.anchoring, services.access)
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
     streamable = mcp.streamable_http_app(transport_security=security)
@@ -139,6 +152,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.memory = services.memory
     app.state.anchoring = services.anchoring
+    app.state.access = services.access
     routes.install(app)
 
     @app.get("/health", tags=["health"], operation_id="health")

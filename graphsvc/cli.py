@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,11 @@ from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain import render
 from graphsvc.domain.models import GraphInput, IdInput
+from graphsvc.services.access import READ, WRITE
 from graphsvc.errors import GraphsvcError
 
 
-def _urls(settings: Settings, browser: str | None) -> str:
+def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
     base = f"http://{settings.http.host}:{settings.http.port}"
     lines = [
         "graphsvc is up:",
@@ -32,13 +34,15 @@ def _urls(settings: Settings, browser: str | None) -> str:
         f"  REST API docs          {base}/docs",
         f"  Health                 {base}/health",
     ]
+    if token:
+        lines.append(f"  Dev token (graph 'default', read+write)  Authorization: Bearer {token}")
     if browser:
         lines.append(f"  Neo4j Browser          {browser}")
         lines.append(f"                         login: {settings.neo4j.user} / {settings.neo4j.password.get_secret_value()}")
     return "\n".join(lines)
 
 
-async def _serve(settings: Settings, browser: str | None = None) -> None:
+async def _serve(settings: Settings, browser: str | None = None, token: str | None = None) -> None:
     config = uvicorn.Config(
         create_app(settings), host=settings.http.host, port=settings.http.port, log_level="warning"
     )
@@ -47,7 +51,7 @@ async def _serve(settings: Settings, browser: str | None = None) -> None:
     while not server.started and not task.done():
         await asyncio.sleep(0.1)
     if server.started:
-        print(_urls(settings, browser), flush=True)
+        print(_urls(settings, browser, token), flush=True)
     await task
 
 
@@ -98,7 +102,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             print(f"Neo4j {local_neo4j.NEO4J_VERSION} running from {server.home} (pid {server.pid})", flush=True)
         if not settings.chain.configured:
             settings.chain = _local_chain(args.home / "chain", args.chain_port)
-        asyncio.run(_serve(settings, browser))
+        asyncio.run(_serve(settings, browser, dev_token(args.home, settings)))
     except KeyboardInterrupt:
         pass
     finally:
@@ -107,9 +111,60 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _with_services(work: Callable[[Services], Awaitable[Any]]) -> Any:
+def _expiry(text: str | None) -> datetime | None:
+    """`30d`, `12h`, `90m` from now, or an ISO 8601 time."""
+    if not text:
+        return None
+    units = {"d": "days", "h": "hours", "m": "minutes"}
+    if text[:-1].isdigit() and text[-1] in units:
+        return datetime.now(UTC) + timedelta(**{units[text[-1]]: int(text[:-1])})
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    async def work(services: Services) -> None:
+        access = services.access
+        if args.action == "create":
+            scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
+            token, info = await access.create(args.graph, scopes, _expiry(args.expires))
+            print(f"token {info.id} for graph {info.graph!r}, scopes {','.join(info.scopes)}"
+                  f"{', expires ' + info.expiresAt if info.expiresAt else ''}. Shown once:\n{token}")  # fmt: skip
+        elif args.action == "list":
+            for t in await access.list():
+                state = "revoked" if t.revoked else f"expires {t.expiresAt}" if t.expiresAt else "no expiry"
+                print(f"{t.id}  graph={t.graph}  scopes={','.join(t.scopes)}  created {t.createdAt}  {state}")
+        else:
+            await access.revoke(args.id)
+            print(f"revoked {args.id}")
+
+    _with_services(work, Settings().model_copy(update={"chain": ChainSettings()}))  # tokens need no chain
+    return 0
+
+
+def dev_token(home: Path, services_settings: Settings) -> str:
+    """The development token of `graphsvc up` (graph default, read and write), kept in `home`."""
+    path = home / "dev-token"
+
+    async def ensure(services: Services) -> str:
+        if path.exists():
+            token = path.read_text().strip()
+            try:
+                await services.access.authorize(f"Bearer {token}", None, None, "write")
+                return token
+            except GraphsvcError:
+                pass
+        token, _ = await services.access.create("default", [READ, WRITE])
+        path.write_text(token + "\n")
+        path.chmod(0o600)
+        return token
+
+    return _with_services(ensure, services_settings)
+
+
+def _with_services(work: Callable[[Services], Awaitable[Any]], settings: Settings | None = None) -> Any:
     async def run() -> Any:
-        services = Services.build(Settings())
+        services = Services.build(settings or Settings())
         try:
             await services.start()
             return await work(services)
@@ -198,6 +253,17 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("id")
         command.add_argument("--graph", default="default")
         command.set_defaults(run=run)
+    token = commands.add_parser("token", help="bearer tokens bound to one graph").add_subparsers(
+        dest="action", required=True
+    )
+    create = token.add_parser("create", help="create a token and print it once")
+    create.add_argument("--graph", required=True)
+    create.add_argument("--scopes", required=True, help="memory.read or memory.read,memory.write")
+    create.add_argument("--expires", help="30d, 12h, 90m, or an ISO 8601 time")
+    token.add_parser("list", help="list tokens (never their secrets)")
+    token.add_parser("revoke", help="revoke a token by id").add_argument("id")
+    for sub in ("create", "list", "revoke"):
+        token.choices[sub].set_defaults(run=cmd_token)
     deploy = commands.add_parser("deploy-contract", help="deploy the anchor contract with the configured signer")
     deploy.add_argument("--if-missing", metavar="ADDRESS", help="do nothing when ADDRESS already has the contract")
     deploy.set_defaults(run=cmd_deploy_contract)

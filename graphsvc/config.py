@@ -62,6 +62,13 @@ class ChainSettings(BaseModel):
         return template.format(hash=tx_hash) if template else None
 
 
+class AuthSettings(BaseModel):
+    required: bool | None = Field(
+        default=None,
+        description="Require a bearer token on every tool call. Unset: required once any token exists.",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRAPHSVC_", env_nested_delimiter="_", env_nested_max_split=1, extra="ignore")
 
@@ -69,6 +76,7 @@ class Settings(BaseSettings):
     neo4j: Neo4jSettings = Neo4jSettings()
     http: HttpSettings = HttpSettings()
     chain: ChainSettings = ChainSettings()
+    auth: AuthSettings = AuthSettings()
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
     anchor_contract: str | None = Field(default=None, validation_alias=AliasChoices("ANCHOR_CONTRACT"))

@@ -2,6 +2,8 @@
 
     GraphsvcError               code            HTTP
     ├── InvalidInput            invalid_input   422
+    ├── Unauthorized            unauthorized    401   (no valid bearer token)
+    ├── Forbidden               forbidden       403   (another graph, or a scope missing)
     ├── NotFound                not_found       404
     ├── Conflict                conflict        409
     ├── NotConfigured           not_configured  503
@@ -26,6 +28,16 @@ class GraphsvcError(Exception):
 class InvalidInput(GraphsvcError):
     code = "invalid_input"
     status = 422
+
+
+class Unauthorized(GraphsvcError):
+    code = "unauthorized"
+    status = 401
+
+
+class Forbidden(GraphsvcError):
+    code = "forbidden"
+    status = 403
 
 
 class NotFound(GraphsvcError):

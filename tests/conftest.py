@@ -26,7 +26,7 @@ import pytest
 import uvicorn
 
 from graphsvc.app import create_app
-from graphsvc.config import ChainSettings, Neo4jSettings, Settings
+from graphsvc.config import AuthSettings, ChainSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
@@ -140,8 +140,7 @@ async def count_nodes(store: GraphStore, graph: str) -> int:
     return records[0]["n"]
 
 
-@pytest.fixture(scope="session")
-def server_url(settings: Settings) -> Iterator[str]:
+def _serve(settings: Settings) -> Iterator[str]:
     """graphsvc served by uvicorn on a free port, in a thread with its own event loop."""
     port = free_port()
     app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
@@ -156,6 +155,18 @@ def server_url(settings: Settings) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def server_url(settings: Settings) -> Iterator[str]:
+    """graphsvc on loopback without auth (development mode)."""
+    yield from _serve(settings.model_copy(update={"auth": AuthSettings(required=False)}))
+
+
+@pytest.fixture(scope="session")
+def secured_url(settings: Settings) -> Iterator[str]:
+    """graphsvc requiring a bearer token on every tool call."""
+    yield from _serve(settings.model_copy(update={"auth": AuthSettings(required=True)}))
 
 
 REPO = Path(__file__).resolve().parents[1]

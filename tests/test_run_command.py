@@ -19,8 +19,9 @@ pytestmark = pytest.mark.neo4j
 START_TIMEOUT_S = 240
 
 
-def _read_urls(process: subprocess.Popen[str]) -> dict[str, str]:
+def _read_urls(process: subprocess.Popen[str]) -> tuple[dict[str, str], str]:
     urls: dict[str, str] = {}
+    token = ""
     deadline = time.monotonic() + START_TIMEOUT_S
     assert process.stdout is not None
     while "Neo4j Browser" not in urls:
@@ -32,7 +33,8 @@ def _read_urls(process: subprocess.Popen[str]) -> dict[str, str]:
         match = re.match(r"\s+(.+?)\s{2,}(http\S+)", line)
         if match:
             urls[match.group(1)] = match.group(2)
-    return urls
+        token = re.search(r"Bearer (gsk_\S+)", line).group(1) if "Bearer gsk_" in line else token
+    return urls, token
 
 
 def test_graphsvc_up_starts_neo4j_and_graphsvc_and_prints_working_urls(tmp_path: Path) -> None:
@@ -55,15 +57,18 @@ def test_graphsvc_up_starts_neo4j_and_graphsvc_and_prints_working_urls(tmp_path:
 
 
 def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> None:
-    urls = _read_urls(process)
+    urls, token = _read_urls(process)
+    bearer = {"authorization": f"Bearer {token}"}
     assert urls["MCP (streamable HTTP)"] == f"http://127.0.0.1:{http}/mcp"
     assert urls["MCP (SSE)"] == f"http://127.0.0.1:{http}/sse"
     assert httpx.get(urls["Health"]).json() == {"status": "ok", "neo4j": True}
     assert httpx.get(urls["REST API docs"]).status_code == 200
     assert "Neo4j Browser" in httpx.get(f"http://127.0.0.1:{browser}/browser/").text
-    stored = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"})
+    refused = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"})
+    assert refused.status_code == 401
+    stored = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"}, headers=bearer)
     assert stored.status_code == 201
-    anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60).json()
+    anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60, headers=bearer).json()
     assert (anchored["status"], anchored["count"]) == ("anchored", 1)
     with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
         assert sse.status_code == 200

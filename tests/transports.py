@@ -11,12 +11,15 @@ from typing import Any, Protocol
 import httpx
 from mcp import Client
 from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 class ToolFailure(Exception):
     def __init__(self, code: str, detail: str):
         super().__init__(f"{code}: {detail}")
         self.code = code
+        self.status: int | None = None  # the HTTP status, over REST
 
 
 @dataclass
@@ -69,22 +72,27 @@ def _rest_caller(http: httpx.AsyncClient) -> Caller:
         body = response.json()
         if response.status_code >= 400:
             assert 400 <= response.status_code < 500, body
-            raise ToolFailure(body["error"]["code"], body["error"]["message"])
+            failure = ToolFailure(body["error"]["code"], body["error"]["message"])
+            failure.status = response.status_code
+            raise failure
         return Reply(body, None)
 
     return call
 
 
 @asynccontextmanager
-async def connect(transport: str, base_url: str) -> AsyncIterator[Caller]:
+async def connect(transport: str, base_url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Caller]:
+    headers = headers or {}
     if transport == "mcp-streamable-http":
-        async with Client(f"{base_url}/mcp") as client:
+        async with create_mcp_http_client(headers=headers) as http, Client(
+            streamable_http_client(f"{base_url}/mcp", http_client=http)
+        ) as client:
             yield _mcp_caller(client)
     elif transport == "mcp-sse":
-        async with Client(sse_client(f"{base_url}/sse")) as client:
+        async with Client(sse_client(f"{base_url}/sse", headers=headers)) as client:
             yield _mcp_caller(client)
     else:
-        async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30, headers=headers) as http:
             yield _rest_caller(http)
 
 

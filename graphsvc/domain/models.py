@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
-RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState"})
+RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState", "ApiToken"})
 RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH"})
 _LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")

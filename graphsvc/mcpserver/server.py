@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from graphsvc.domain import render
 from graphsvc.domain.models import (
     AnchorResult,
+    Graph,
     GraphInput,
     ExploreInput,
     ExploreResult,
@@ -35,6 +36,7 @@ from graphsvc.domain.models import (
     VerifyResult,
 )
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 
@@ -47,6 +49,8 @@ INSTRUCTIONS = (
 
 
 def _tool(
+    access: AccessService,
+    need: Need,
     name: str,
     description: str,
     input_model: type[BaseModel],
@@ -55,12 +59,24 @@ def _tool(
     text: Callable[[Any, Any], str],
     annotations: ToolAnnotations,
 ) -> Tool:
-    """A tool whose arguments are exactly `input_model`'s fields (the SDK validates them once)."""
-    arg_model = type(f"{input_model.__name__}Arguments", (input_model, ArgModelBase), {})
+    """A tool whose arguments are exactly `input_model`'s fields (the SDK validates them once).
 
-    async def run(**arguments: Any) -> CallToolResult:
-        request = input_model.model_validate(arguments)
+    `graph` is optional in the published schema: the graph is the caller's token's (or, without
+    auth, the one named, else 'default'); `access` refuses a call that may not touch it.
+    """
+    arg_model = type(
+        f"{input_model.__name__}Arguments",
+        (input_model, ArgModelBase),
+        {"__annotations__": {"graph": Graph | None}, "graph": None},
+    )
+
+    async def run(ctx: Context, **arguments: Any) -> CallToolResult:
+        headers = ctx.headers or {}
         try:
+            graph = await access.authorize(
+                headers.get("authorization"), headers.get("x-graph-id"), arguments.pop("graph", None), need
+            )
+            request = input_model.model_validate({**arguments, "graph": graph})
             result = await call(request)
         except GraphsvcError as e:
             raise ToolError(f"{e.code}: {e.message}") from e
@@ -76,15 +92,16 @@ def _tool(
         parameters=arg_model.model_json_schema(by_alias=True),
         fn_metadata=FuncMetadata(arg_model=arg_model, output_model=output_model),
         is_async=True,
+        context_kwarg="ctx",
         annotations=annotations,
     )
 
 
-def create_mcp_server(memory: MemoryService, anchoring: AnchoringService) -> MCPServer:
+def create_mcp_server(memory: MemoryService, anchoring: AnchoringService, access: AccessService) -> MCPServer:
     read = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
     tools = [
         _tool(
-            "remember",
+            access, "write", "remember",
             "Store a new memory with optional entities (label, name), relations between them "
             "(from, type UPPER_SNAKE_CASE, to: names in entities or already in the graph) and tags.",
             RememberInput, RememberResult, memory.remember,
@@ -92,41 +109,41 @@ def create_mcp_server(memory: MemoryService, anchoring: AnchoringService) -> MCP
             ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False),
         ),
         _tool(
-            "recall",
+            access, "read", "recall",
             "Search long-term memory by keywords and/or entity name. hops 0-3 (default 1) widens to "
             "memories linked through entities; limit 1-50 (default 10). Memories come scored with their "
             "hop distance, plus the context graph (capped at 300 nodes: contextTruncated).",
             RecallInput, RecallResult, memory.recall, lambda result, _: render.recall_text(result), read,
         ),
         _tool(
-            "link",
+            access, "write", "link",
             "Create a typed relationship (UPPER_SNAKE_CASE) between two entities, creating them if missing; "
             "linking the same pair with the same type again updates its props.",
             LinkInput, LinkResult, memory.link, lambda result, _: render.link_text(result),
             ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False),
         ),
         _tool(
-            "explore",
+            access, "read", "explore",
             "Breadth-first traversal from one or more node ids (memory ids or Label:name entity ids): "
             "maxDepth 0-3 (default 2), direction out|in|both, edge types filter, limit 1-300 nodes.",
             ExploreInput, ExploreResult, memory.explore, lambda result, _: render.explore_text(result), read,
         ),
         _tool(
-            "forget",
+            access, "write", "forget",
             "Delete a memory and all its edges. Entities still mentioned elsewhere stay. "
             "An on-chain anchor is not revoked.",
             IdInput, ForgetResult, memory.forget, lambda result, _: render.forget_text(result),
             ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False),
         ),
         _tool(
-            "anchor_now",
+            access, "write", "anchor_now",
             "Anchor all pending (un-anchored) memories of the graph on-chain as one Merkle batch. "
             "Requires MONAD_RPC_URL and ANCHOR_CONTRACT; without them it answers status not_configured.",
             GraphInput, AnchorResult, anchoring.anchor_now, lambda result, _: render.anchor_text(result),
             ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True),
         ),
         _tool(
-            "verify_memory",
+            access, "read", "verify_memory",
             "Verify a memory's hash and Merkle proof against the root recorded on-chain (at the finalized "
             "block): hashValid, anchored, proofValid, onChain, with the problem when one fails.",
             IdInput, VerifyResult, anchoring.verify, lambda result, _: render.verify_text(result),

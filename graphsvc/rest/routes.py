@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi.security import HTTPBearer
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
@@ -14,7 +16,6 @@ from graphsvc.domain.models import (
     GraphInput,
     ProofBundle,
     VerifyResult,
-    DEFAULT_GRAPH,
     ExploreInput,
     ExploreResult,
     ForgetResult,
@@ -28,6 +29,7 @@ from graphsvc.domain.models import (
     RememberResult,
 )
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 
@@ -42,6 +44,31 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who calls: the bearer token and X-Graph-Id header, checked by the access service."""
+
+    access: AccessService
+    authorization: str | None
+    header_graph: str | None
+
+    async def graph(self, need: Need, named: str | None) -> str:
+        return await self.access.authorize(self.authorization, self.header_graph, named, need)
+
+
+def _caller(
+    request: Request,
+    _: Annotated[object, Depends(HTTPBearer(auto_error=False, description="gsk_... token (graphsvc token create)"))],
+    x_graph_id: Annotated[str | None, Header(description="Must name the token's graph if given")] = None,
+) -> Caller:
+    return Caller(request.app.state.access, request.headers.get("authorization"), x_graph_id)
+
+
+def _named(body: BaseModel) -> str | None:
+    """The graph a body names itself, or None when it names none."""
+    return getattr(body, "graph") if "graph" in body.model_fields_set else None
+
+
 def _memory(request: Request) -> MemoryService:
     return request.app.state.memory
 
@@ -52,9 +79,10 @@ def _anchoring(request: Request) -> AnchoringService:
 
 Memory = Annotated[MemoryService, Depends(_memory)]
 Anchoring = Annotated[AnchoringService, Depends(_anchoring)]
-GraphQuery = Annotated[Graph, Query()]
+Who = Annotated[Caller, Depends(_caller)]
+GraphQuery = Annotated[Graph | None, Query(description="Defaults to the token's graph")]
 ERRORS: dict[int | str, dict[str, object]] = {
-    status: {"model": ErrorResponse} for status in (404, 409, 422, 503)
+    status: {"model": ErrorResponse} for status in (401, 403, 404, 409, 422, 503)
 }
 
 memories = APIRouter(prefix="/memories", tags=["memories"], responses=ERRORS)
@@ -62,51 +90,52 @@ graph = APIRouter(tags=["graph"], responses=ERRORS)
 
 
 @memories.post("", operation_id="remember", status_code=201)
-async def remember(body: RememberInput, memory: Memory) -> RememberResult:
+async def remember(body: RememberInput, memory: Memory, who: Who) -> RememberResult:
     """Store a new memory with optional entities, relations and tags."""
-    return await memory.remember(body)
+    return await memory.remember(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
 
 
 @memories.delete("/{memory_id}", operation_id="forget")
-async def forget(memory_id: str, memory: Memory, graph: GraphQuery = DEFAULT_GRAPH) -> ForgetResult:
+async def forget(memory_id: str, memory: Memory, who: Who, graph: GraphQuery = None) -> ForgetResult:
     """Delete a memory and all its edges."""
-    return await memory.forget(IdInput(id=memory_id, graph=graph))
+    return await memory.forget(IdInput(id=memory_id, graph=await who.graph("write", graph)))
 
 
 @memories.get("/{memory_id}/verify", operation_id="verify_memory")
-async def verify_memory(memory_id: str, anchoring: Anchoring, graph: GraphQuery = DEFAULT_GRAPH) -> VerifyResult:
+async def verify_memory(memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None) -> VerifyResult:
     """Check the memory's hash, batch, Merkle proof and on-chain root."""
-    return await anchoring.verify(IdInput(id=memory_id, graph=graph))
+    return await anchoring.verify(IdInput(id=memory_id, graph=await who.graph("read", graph)))
 
 
 @memories.get("/{memory_id}/proof", operation_id="proof_bundle")
-async def proof_bundle(memory_id: str, anchoring: Anchoring, graph: GraphQuery = DEFAULT_GRAPH) -> ProofBundle:
+async def proof_bundle(memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None) -> ProofBundle:
     """A self-contained proof that verifies without graphsvc (see the README)."""
-    return await anchoring.bundle(IdInput(id=memory_id, graph=graph))
+    return await anchoring.bundle(IdInput(id=memory_id, graph=await who.graph("read", graph)))
 
 
 @graph.post("/anchor", operation_id="anchor_now")
-async def anchor_now(anchoring: Anchoring, body: GraphInput | None = None) -> AnchorResult:
+async def anchor_now(anchoring: Anchoring, who: Who, body: GraphInput | None = None) -> AnchorResult:
     """Anchor all pending memories of the graph as one Merkle batch."""
-    return await anchoring.anchor_now(body or GraphInput())
+    body = body or GraphInput()
+    return await anchoring.anchor_now(GraphInput(graph=await who.graph("write", _named(body))))
 
 
 @graph.post("/recall", operation_id="recall")
-async def recall(body: RecallInput, memory: Memory) -> RecallResult:
+async def recall(body: RecallInput, memory: Memory, who: Who) -> RecallResult:
     """Search memories by keywords and/or an entity, scored, with hop distances."""
-    return await memory.recall(body)
+    return await memory.recall(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
 
 
 @graph.post("/links", operation_id="link")
-async def link(body: LinkInput, memory: Memory) -> LinkResult:
+async def link(body: LinkInput, memory: Memory, who: Who) -> LinkResult:
     """Create (or update) a typed relationship between two entities."""
-    return await memory.link(body)
+    return await memory.link(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
 
 
 @graph.post("/explore", operation_id="explore")
-async def explore(body: ExploreInput, memory: Memory) -> ExploreResult:
+async def explore(body: ExploreInput, memory: Memory, who: Who) -> ExploreResult:
     """Breadth-first traversal from one or more node ids."""
-    return await memory.explore(body)
+    return await memory.explore(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
 
 
 def _error(status: int, code: str, message: str, fields: list[str] | None = None) -> JSONResponse:
