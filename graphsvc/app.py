@@ -25,6 +25,7 @@ from graphsvc.mcpserver.server import create_mcp_server, transport_security
 from graphsvc.rest import routes
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 
@@ -48,6 +49,7 @@ class Services:
     anchoring: AnchoringService
     chain: AnchorContract | None
     access: AccessService
+    locus: LocusService
     settings: Settings
 
     @classmethod
@@ -63,7 +65,8 @@ class Services:
             receipt_timeout_s=settings.chain.receipt_timeout_s, lease_ttl_s=settings.chain.lease_ttl_s,
         )  # fmt: skip
         access = AccessService(store, required=bool(settings.auth.required))
-        return cls(store, MemoryService(store), anchoring, chain, access, settings)
+        memory = MemoryService(store)
+        return cls(store, memory, anchoring, chain, access, LocusService(memory, store), settings)
 
     async def start(self) -> None:
         """Schema first (waiting, bounded, for Neo4j); then auth, the chain check and reconciliation.
@@ -124,7 +127,7 @@ class Services:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     services = Services.build(settings)
-    mcp = create_mcp_server(services.memory, services.anchoring, services.access)
+    mcp = create_mcp_server(services.memory, services.anchoring, services.locus, services.access)
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
     streamable = mcp.streamable_http_app(transport_security=security)
@@ -153,6 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.memory = services.memory
     app.state.anchoring = services.anchoring
     app.state.access = services.access
+    app.state.locus = services.locus
     routes.install(app)
 
     @app.get("/health", tags=["health"], operation_id="health")

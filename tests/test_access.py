@@ -30,6 +30,10 @@ TOOLS: dict[str, tuple[str, Any]] = {
     "forget": ("write", lambda m: {"id": m}),
     "anchor_now": ("write", lambda m: {}),
     "verify_memory": ("read", lambda m: {"id": m}),
+    "store_event": ("write", lambda m: {"event_kind": "fact", "payload": "intruder", "context_id": "skill:x"}),
+    "retrieve_memories": ("read", lambda m: {"query": "secret"}),
+    "list_contexts": ("read", lambda m: {}),
+    "generate_insights": ("write", lambda m: {"task": "find secrets"}),
 }
 
 

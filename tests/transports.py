@@ -56,6 +56,10 @@ REST_ROUTES = {
     "link": ("POST", "/v1/links"),
     "explore": ("POST", "/v1/explore"),
     "anchor_now": ("POST", "/v1/anchor"),
+    "store_event": ("POST", "/v1/locus/store_event"),
+    "retrieve_memories": ("POST", "/v1/locus/retrieve_memories"),
+    "list_contexts": ("POST", "/v1/locus/list_contexts"),
+    "generate_insights": ("POST", "/v1/locus/generate_insights"),
 }
 
 

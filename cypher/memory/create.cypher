@@ -1,6 +1,7 @@
 // mode: write
-// params: graph, memory, entities, relations
-// A new memory is :Pending until a batch seals it (see anchor/seal).
+// params: graph, memory, entities, relations, links
+// A new memory is :Pending until a batch seals it (see anchor/seal). `links` are typed edges from the
+// memory to entities it mentions (an event's REINFORCES, CONTRADICTS... of its contexts).
 CREATE (m:Memory:Pending {graph: $graph})
 SET m += $memory
 WITH m
@@ -20,5 +21,11 @@ CALL (m) {
   MERGE (a)-[r:$(rel.type)]->(b)
     ON CREATE SET r.id = rel.edgeId
   RETURN count(r) AS relationCount
+}
+CALL (m) {
+  UNWIND $links AS link
+  MATCH (e:Entity {graph: $graph, id: link.to})
+  USING INDEX e:Entity(graph, id)
+  CREATE (m)-[:$(link.type) {id: link.edgeId}]->(e)
 }
 RETURN m.id AS id, relationCount

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphsvc.domain.locus import InsightsResult, ListContextsResult, RetrieveResult, StoreEventResult
 from graphsvc.domain.models import (
     AnchorResult,
     ExploreResult,
@@ -93,4 +94,39 @@ def verify_text(result: VerifyResult) -> str:
     ]
     if result.txHash:
         lines.append(f"  tx: {result.explorerUrl or result.txHash}")
+    return "\n".join(lines)
+
+
+def store_event_text(result: StoreEventResult) -> str:
+    where = f" in {result.context_id}" if result.context_id else ""
+    links = "".join(f"; {link['type']} {link['to']}" for link in result.links)
+    return f"Stored {result.event_kind} event {result.event_id}{where}{links}."
+
+
+def retrieve_text(result: RetrieveResult) -> str:
+    lines = [f"Retrieved {len(result.memories)} of {result.total} matching memories:"]
+    for n, m in enumerate(result.memories, 1):
+        kind = f"[{m.event_kind}] " if m.event_kind else ""
+        lines.append(f"{n}. {kind}{clip(m.text, 120)}  (score {m.score:.2f})")
+    return "\n".join(lines)
+
+
+def list_contexts_text(result: ListContextsResult) -> str:
+    lines = [f"{result.total} contexts (page {result.page}, {result.limit} a page):"]
+    lines += [f"  {c.context_id}  ({c.events} events)" for c in result.contexts]
+    return "\n".join(lines)
+
+
+def insights_text(result: InsightsResult) -> str:
+    lines = [f"Insights for: {clip(result.task, 100)}"]
+    for insight in result.insights:
+        lines.append(f"- {insight.context_id}: {len(insight.knowledge)} relevant, reinforced {insight.reinforced}x")
+        lines += [f"    • {clip(k.text, 100)}" for k in insight.knowledge[:3]]
+        lines += [f"    ✗ contradicted by: {clip(c.text, 90)}" for c in insight.contradicted_by[:3]]
+        if insight.most_recent:
+            lines.append(f"    latest: {clip(insight.most_recent.text, 90)}")
+    if result.ungrouped:
+        lines.append(f"- without context: {len(result.ungrouped)} relevant")
+    if not result.insights and not result.ungrouped:
+        lines.append("No relevant knowledge yet.")
     return "\n".join(lines)

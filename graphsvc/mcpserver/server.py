@@ -37,7 +37,18 @@ from graphsvc.domain.models import (
 )
 from graphsvc.errors import GraphsvcError
 from graphsvc.services.access import AccessService, Need
+from graphsvc.domain.locus import (
+    InsightsInput,
+    InsightsResult,
+    ListContextsInput,
+    ListContextsResult,
+    RetrieveInput,
+    RetrieveResult,
+    StoreEventInput,
+    StoreEventResult,
+)
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 
 INSTRUCTIONS = (
@@ -97,7 +108,9 @@ def _tool(
     )
 
 
-def create_mcp_server(memory: MemoryService, anchoring: AnchoringService, access: AccessService) -> MCPServer:
+def create_mcp_server(
+    memory: MemoryService, anchoring: AnchoringService, locus: LocusService, access: AccessService
+) -> MCPServer:
     read = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
     tools = [
         _tool(
@@ -148,6 +161,35 @@ def create_mcp_server(memory: MemoryService, anchoring: AnchoringService, access
             "block): hashValid, anchored, proofValid, onChain, with the problem when one fails.",
             IdInput, VerifyResult, anchoring.verify, lambda result, _: render.verify_text(result),
             ToolAnnotations(readOnlyHint=True, openWorldHint=True),
+        ),
+        # The LocusGraph surface (advanced aliases of the tools above, for agents built for it).
+        _tool(
+            access, "write", "store_event",
+            "LocusGraph: store an event (fact|action|decision|observation|feedback) as a memory in its "
+            "context (type:name), linked to the contexts it reinforces, extends, contradicts or relates to. "
+            "Aliases: event_type/eventType, content, event_id.",
+            StoreEventInput, StoreEventResult, locus.store_event, lambda result, _: render.store_event_text(result),
+            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False),
+        ),
+        _tool(
+            access, "read", "retrieve_memories",
+            "LocusGraph: ranked memories for a query (the recall engine), filtered by context_ids or "
+            "context_types ({type: [names]}, [] for every name); include_ids adds memory and context ids.",
+            RetrieveInput, RetrieveResult, locus.retrieve, lambda result, _: render.retrieve_text(result), read,
+        ),
+        _tool(
+            access, "read", "list_contexts",
+            "LocusGraph: contexts (type:name) with their event counts, filtered by type and name, "
+            "paged (limit, default 100; page, default 0) in a stable order, with the total.",
+            ListContextsInput, ListContextsResult, locus.list_contexts,
+            lambda result, _: render.list_contexts_text(result), read,
+        ),
+        _tool(
+            access, "write", "generate_insights",
+            "LocusGraph: for a task, the most relevant knowledge grouped by context, with how often each "
+            "context is reinforced, what contradicts it, and its latest event (no LLM; deterministic). "
+            "Alias: context_query for locus_query.",
+            InsightsInput, InsightsResult, locus.insights, lambda result, _: render.insights_text(result), read,
         ),
     ]  # fmt: skip
     return MCPServer("graphsvc", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")

@@ -30,7 +30,18 @@ from graphsvc.domain.models import (
 )
 from graphsvc.errors import GraphsvcError
 from graphsvc.services.access import AccessService, Need
+from graphsvc.domain.locus import (
+    InsightsInput,
+    InsightsResult,
+    ListContextsInput,
+    ListContextsResult,
+    RetrieveInput,
+    RetrieveResult,
+    StoreEventInput,
+    StoreEventResult,
+)
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 
 
@@ -77,7 +88,12 @@ def _anchoring(request: Request) -> AnchoringService:
     return request.app.state.anchoring
 
 
+def _locus(request: Request) -> LocusService:
+    return request.app.state.locus
+
+
 Memory = Annotated[MemoryService, Depends(_memory)]
+Locus = Annotated[LocusService, Depends(_locus)]
 Anchoring = Annotated[AnchoringService, Depends(_anchoring)]
 Who = Annotated[Caller, Depends(_caller)]
 GraphQuery = Annotated[Graph | None, Query(description="Defaults to the token's graph")]
@@ -87,6 +103,7 @@ ERRORS: dict[int | str, dict[str, object]] = {
 
 memories = APIRouter(prefix="/memories", tags=["memories"], responses=ERRORS)
 graph = APIRouter(tags=["graph"], responses=ERRORS)
+locus = APIRouter(prefix="/locus", tags=["locusgraph"], responses=ERRORS)
 
 
 @memories.post("", operation_id="remember", status_code=201)
@@ -138,6 +155,30 @@ async def explore(body: ExploreInput, memory: Memory, who: Who) -> ExploreResult
     return await memory.explore(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
 
 
+@locus.post("/store_event", operation_id="store_event", status_code=201)
+async def store_event(body: StoreEventInput, service: Locus, who: Who) -> StoreEventResult:
+    """Store an event as a memory in its context, linked to the contexts it relates to."""
+    return await service.store_event(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
+
+
+@locus.post("/retrieve_memories", operation_id="retrieve_memories")
+async def retrieve_memories(body: RetrieveInput, service: Locus, who: Who) -> RetrieveResult:
+    """Ranked memories for a query, filtered by contexts."""
+    return await service.retrieve(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
+
+
+@locus.post("/list_contexts", operation_id="list_contexts")
+async def list_contexts(body: ListContextsInput, service: Locus, who: Who) -> ListContextsResult:
+    """Contexts with their event counts, paged."""
+    return await service.list_contexts(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
+
+
+@locus.post("/generate_insights", operation_id="generate_insights")
+async def generate_insights(body: InsightsInput, service: Locus, who: Who) -> InsightsResult:
+    """For a task: relevant knowledge by context, reinforcements, contradictions, the latest."""
+    return await service.insights(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
+
+
 def _error(status: int, code: str, message: str, fields: list[str] | None = None) -> JSONResponse:
     body = ErrorResponse(error=ErrorBody(code=code, message=message, fields=fields or []))
     return JSONResponse(body.model_dump(), status_code=status)
@@ -145,7 +186,7 @@ def _error(status: int, code: str, message: str, fields: list[str] | None = None
 
 def install(app: FastAPI) -> None:
     """Mount the routers under /v1 and map the error tree once."""
-    for router in (memories, graph):
+    for router in (memories, graph, locus):
         app.include_router(router, prefix="/v1")
 
     @app.exception_handler(GraphsvcError)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
@@ -90,7 +90,10 @@ class MemoryService:
 
     # ---- remember -------------------------------------------------------------------------------
 
-    async def remember(self, req: RememberInput) -> RememberResult:
+    async def remember(
+        self, req: RememberInput, *, links: Sequence[tuple[str, str]] = (), extra: dict[str, Any] | None = None
+    ) -> RememberResult:
+        """Store a memory. `links` (type, entity id) and `extra` properties serve store_event."""
         entities = list({e.id: e for e in req.entities}.values())
         memory_id = new_id("mem")
         created_at = format_timestamp(self._clock())
@@ -114,12 +117,13 @@ class MemoryService:
                 graph=req.graph,
                 memory={
                     "id": memory_id, "text": req.text, "tags": tags, "hash": digest, "createdAt": created_at,
-                    "title": clip(req.text, TITLE_WIDTH),
+                    "title": clip(req.text, TITLE_WIDTH), **(extra or {}),
                 },  # fmt: skip
                 entities=[
                     {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")} for e in entities
                 ],
                 relations=[{"from": a, "type": t, "to": b, "edgeId": new_id("edge")} for a, t, b in triples],
+                links=[{"type": t, "to": to, "edgeId": new_id("edge")} for t, to in links],
             )
             return triples
 
