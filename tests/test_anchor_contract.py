@@ -116,3 +116,15 @@ async def test_a_missing_contract_is_a_configuration_error(chain_target: ChainTa
 
 def test_web3_errors_module_is_what_the_adapter_expects() -> None:
     assert issubclass(w3err.ContractCustomError, w3err.Web3Exception)
+
+
+async def test_an_unreachable_rpc_is_a_typed_error_after_bounded_retries(chain_target: ChainTarget) -> None:
+    from graphsvc.errors import ChainUnavailable
+    from tests.conftest import free_port
+
+    gone = AnchorContract(f"http://127.0.0.1:{free_port()}", chain_target.contract, DEV_PRIVATE_KEY)
+    try:
+        with pytest.raises(ChainUnavailable):
+            await gone.pending_nonce()
+    finally:
+        await gone.close()

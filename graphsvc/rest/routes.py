@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.security import HTTPBearer
@@ -45,6 +45,9 @@ from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 
 
+B = TypeVar("B", bound=BaseModel)
+
+
 class ErrorBody(BaseModel):
     code: str
     message: str
@@ -66,6 +69,11 @@ class Caller:
     async def graph(self, need: Need, named: str | None) -> str:
         return await self.access.authorize(self.authorization, self.header_graph, named, need)
 
+    async def scoped(self, body: B, need: Need) -> B:
+        """`body` with its graph set to the one this caller may use."""
+        named = getattr(body, "graph") if "graph" in body.model_fields_set else None
+        return body.model_copy(update={"graph": await self.graph(need, named)})
+
 
 def _caller(
     request: Request,
@@ -73,11 +81,6 @@ def _caller(
     x_graph_id: Annotated[str | None, Header(description="Must name the token's graph if given")] = None,
 ) -> Caller:
     return Caller(request.app.state.access, request.headers.get("authorization"), x_graph_id)
-
-
-def _named(body: BaseModel) -> str | None:
-    """The graph a body names itself, or None when it names none."""
-    return getattr(body, "graph") if "graph" in body.model_fields_set else None
 
 
 def _memory(request: Request) -> MemoryService:
@@ -109,7 +112,7 @@ locus = APIRouter(prefix="/locus", tags=["locusgraph"], responses=ERRORS)
 @memories.post("", operation_id="remember", status_code=201)
 async def remember(body: RememberInput, memory: Memory, who: Who) -> RememberResult:
     """Store a new memory with optional entities, relations and tags."""
-    return await memory.remember(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
+    return await memory.remember(await who.scoped(body, "write"))
 
 
 @memories.delete("/{memory_id}", operation_id="forget")
@@ -133,50 +136,49 @@ async def proof_bundle(memory_id: str, anchoring: Anchoring, who: Who, graph: Gr
 @graph.post("/anchor", operation_id="anchor_now")
 async def anchor_now(anchoring: Anchoring, who: Who, body: GraphInput | None = None) -> AnchorResult:
     """Anchor all pending memories of the graph as one Merkle batch."""
-    body = body or GraphInput()
-    return await anchoring.anchor_now(GraphInput(graph=await who.graph("write", _named(body))))
+    return await anchoring.anchor_now(await who.scoped(body or GraphInput(), "write"))
 
 
 @graph.post("/recall", operation_id="recall")
 async def recall(body: RecallInput, memory: Memory, who: Who) -> RecallResult:
     """Search memories by keywords and/or an entity, scored, with hop distances."""
-    return await memory.recall(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
+    return await memory.recall(await who.scoped(body, "read"))
 
 
 @graph.post("/links", operation_id="link")
 async def link(body: LinkInput, memory: Memory, who: Who) -> LinkResult:
     """Create (or update) a typed relationship between two entities."""
-    return await memory.link(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
+    return await memory.link(await who.scoped(body, "write"))
 
 
 @graph.post("/explore", operation_id="explore")
 async def explore(body: ExploreInput, memory: Memory, who: Who) -> ExploreResult:
     """Breadth-first traversal from one or more node ids."""
-    return await memory.explore(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
+    return await memory.explore(await who.scoped(body, "read"))
 
 
 @locus.post("/store_event", operation_id="store_event", status_code=201)
 async def store_event(body: StoreEventInput, service: Locus, who: Who) -> StoreEventResult:
     """Store an event as a memory in its context, linked to the contexts it relates to."""
-    return await service.store_event(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
+    return await service.store_event(await who.scoped(body, "write"))
 
 
 @locus.post("/retrieve_memories", operation_id="retrieve_memories")
 async def retrieve_memories(body: RetrieveInput, service: Locus, who: Who) -> RetrieveResult:
     """Ranked memories for a query, filtered by contexts."""
-    return await service.retrieve(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
+    return await service.retrieve(await who.scoped(body, "read"))
 
 
 @locus.post("/list_contexts", operation_id="list_contexts")
 async def list_contexts(body: ListContextsInput, service: Locus, who: Who) -> ListContextsResult:
     """Contexts with their event counts, paged."""
-    return await service.list_contexts(body.model_copy(update={"graph": await who.graph("read", _named(body))}))
+    return await service.list_contexts(await who.scoped(body, "read"))
 
 
 @locus.post("/generate_insights", operation_id="generate_insights")
 async def generate_insights(body: InsightsInput, service: Locus, who: Who) -> InsightsResult:
     """For a task: relevant knowledge by context, reinforcements, contradictions, the latest."""
-    return await service.insights(body.model_copy(update={"graph": await who.graph("write", _named(body))}))
+    return await service.insights(await who.scoped(body, "write"))
 
 
 def _error(status: int, code: str, message: str, fields: list[str] | None = None) -> JSONResponse:
