@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -88,8 +89,15 @@ def _local_chain(home: Path, port: int) -> ChainSettings:
     return settings.model_copy(update={"contract": deployed})
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     """Neo4j and a chain (local defaults unless GRAPHSVC_NEO4J_URI / MONAD_RPC_URL name them) + graphsvc."""
+    # SIGTERM (docker stop, systemd, timeout) stops everything as Ctrl-C does: uvicorn re-raises the
+    # signal once it has shut down, and this turns it into the KeyboardInterrupt that runs `finally`.
+    signal.signal(signal.SIGTERM, _interrupt)
     settings = Settings()
     browser = None
     try:

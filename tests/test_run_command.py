@@ -37,7 +37,7 @@ def _read_urls(process: subprocess.Popen[str]) -> tuple[dict[str, str], str]:
     return urls, token
 
 
-def test_graphsvc_up_starts_neo4j_and_graphsvc_and_prints_working_urls(tmp_path: Path) -> None:
+def test_graphsvc_up_starts_everything_prints_working_urls_and_sigterm_stops_it_all(tmp_path: Path) -> None:
     bolt, browser, http, rpc = free_port(), free_port(), free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")} | {"GRAPHSVC_HTTP_PORT": str(http)}
     command = [sys.executable, "-m", "graphsvc.cli", "up", "--home", str(tmp_path), "--bolt-port", str(bolt),
@@ -47,13 +47,14 @@ def test_graphsvc_up_starts_neo4j_and_graphsvc_and_prints_working_urls(tmp_path:
         try:
             _check_stack(process, http, browser)
         finally:
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signal.SIGTERM)
             exit_code = process.wait(timeout=90)
     assert exit_code == 0
     assert not (tmp_path / "neo4j" / "neo4j.pid").exists()
     assert not (tmp_path / "chain" / "anvil.pid").exists()
-    with pytest.raises(httpx.ConnectError):
-        httpx.get(f"http://127.0.0.1:{browser}/")
+    for stopped in (f"http://127.0.0.1:{browser}/", f"http://127.0.0.1:{rpc}/", f"http://127.0.0.1:{http}/health"):
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(stopped)
 
 
 def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> None:
@@ -73,3 +74,19 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
         assert sse.status_code == 200
         assert next(sse.iter_lines()).startswith("event: endpoint")
+
+
+def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    import socket
+
+    from graphsvc.devstack import chain as local_chain
+    from graphsvc.devstack import neo4j as local_neo4j
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(local_chain.ChainError, match="in use"):
+            local_chain.start(tmp_path / "chain", port=port)
+        with pytest.raises(local_neo4j.DevstackError, match="in use"):
+            local_neo4j.start(tmp_path / "neo4j", bolt_port=port, http_port=free_port(), password="long-enough")

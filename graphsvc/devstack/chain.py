@@ -15,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphsvc.devstack.process import spawn, terminate
+from graphsvc.devstack.process import port_free, spawn, terminate
 
 CONTRACTS = Path(__file__).resolve().parents[2] / "contracts"
 ANVIL = CONTRACTS / "node_modules" / ".bin" / "anvil"
@@ -43,10 +43,11 @@ def _rpc(url: str, method: str, params: list[object] | None = None) -> object:
 
 
 def install() -> Path:
-    """npm install in contracts/ (anvil and solc), once."""
+    """npm install in contracts/ (anvil and solc), once; the anvil binary (not its node launcher)."""
     if not ANVIL.exists():
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent"], cwd=CONTRACTS, check=True)
-    return ANVIL
+    binaries = sorted((CONTRACTS / "node_modules" / "@foundry-rs").glob("anvil-*/bin/anvil"))
+    return binaries[0] if binaries else ANVIL
 
 
 def start(home: Path, *, port: int = 8545, block_time: float | None = None) -> LocalChain:
@@ -56,6 +57,8 @@ def start(home: Path, *, port: int = 8545, block_time: float | None = None) -> L
         ChainError: it exited or did not answer within READY_TIMEOUT_S.
     """
     home.mkdir(parents=True, exist_ok=True)
+    if not port_free(port):
+        raise ChainError(f"port {port} is in use: stop what listens there or pick another port")
     url = f"http://127.0.0.1:{port}"
     command = [str(install()), "--host", "127.0.0.1", "--port", str(port), "--slots-in-an-epoch", "1",
                "--chain-id", str(DEV_CHAIN_ID), "--state", str(home / "state.json"), "--silent"]  # fmt: skip

@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphsvc.devstack.process import alive, spawn, terminate
+from graphsvc.devstack.process import alive, port_free, spawn, terminate
 
 NEO4J_VERSION = "5.26.31"
 BROWSER_VERSION = "5.24.0"
@@ -141,6 +141,9 @@ def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password:
     pid_file = home / "neo4j.pid"
     if pid_file.exists() and alive(int(pid_file.read_text())):
         return LocalNeo4j(home, bolt_port, http_port, int(pid_file.read_text()))
+    busy = [port for port in (bolt_port, http_port) if not port_free(port)]
+    if busy:
+        raise DevstackError(f"port {busy[0]} is in use: stop what listens there or pick other ports")
     lib = fetch()
     _write_conf(home, bolt_port, http_port)
     (home / "logs").mkdir(exist_ok=True)

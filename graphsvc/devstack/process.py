@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -25,23 +26,33 @@ def alive(pid: int) -> bool:
     return True
 
 
+def port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def terminate(pid: int, timeout: float) -> bool:
-    """SIGTERM, wait up to `timeout`, then SIGKILL; True if it was running."""
+    """SIGTERM to its process group (a launcher and what it started), wait up to `timeout`, then
+    SIGKILL; True if it was running."""
     child = _children.pop(pid, None)
     try:
-        os.kill(pid, signal.SIGTERM)
+        os.killpg(pid, signal.SIGTERM)
     except ProcessLookupError:
         return False
     if child is not None:
         try:
             child.wait(timeout)
         except subprocess.TimeoutExpired:
-            child.kill()
+            os.killpg(pid, signal.SIGKILL)
             child.wait()
         return True
     deadline = time.monotonic() + timeout
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     if alive(pid):
-        os.kill(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     return True
