@@ -14,28 +14,40 @@ import asyncio
 import os
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain.hashing import format_timestamp, memory_hash
-from graphsvc.domain.models import GraphInput
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.store.graph import GraphStore, create_driver
-from datetime import UTC, datetime
 
 PASSWORD = "graphsvc-bench"
 
 
 def make_memories(count: int, graph: str) -> tuple[list[dict[str, object]], float]:
     created = format_timestamp(datetime.now(UTC))
-    rows = [{"id": f"mem_{n:016x}", "text": f"benchmark memory number {n}", "tags": ["bench"], "createdAt": created}
-            for n in range(count)]  # fmt: skip
+    rows = [
+        {
+            "id": f"mem_{n:016x}",
+            "text": f"benchmark memory number {n}",
+            "tags": ["bench"],
+            "createdAt": created,
+        }
+        for n in range(count)
+    ]
     started = time.perf_counter()
     for row in rows:
-        row["hash"] = memory_hash(id=row["id"], graph=graph, text=row["text"], tags=row["tags"], entities=[],
-                                  created_at=row["createdAt"])  # fmt: skip
+        row["hash"] = memory_hash(
+            id=row["id"],
+            graph=graph,
+            text=row["text"],
+            tags=row["tags"],
+            entities=[],
+            created_at=row["createdAt"],
+        )
     return rows, time.perf_counter() - started
 
 
@@ -89,10 +101,18 @@ def main() -> None:
         chain_node = local_chain.start(Path(home) / "chain", port=18645)
         try:
             if os.environ.get("GRAPHSVC_NEO4J_URI"):
-                asyncio.run(run(args.memories, os.environ["GRAPHSVC_NEO4J_URI"],
-                                os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev"), chain_node.rpc_url))
+                asyncio.run(
+                    run(
+                        args.memories,
+                        os.environ["GRAPHSVC_NEO4J_URI"],
+                        os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev"),
+                        chain_node.rpc_url,
+                    )
+                )
             else:
-                server = local_neo4j.start(Path(home) / "neo4j", bolt_port=17787, http_port=17574, password=PASSWORD)
+                server = local_neo4j.start(
+                    Path(home) / "neo4j", bolt_port=17787, http_port=17574, password=PASSWORD
+                )
                 try:
                     asyncio.run(run(args.memories, server.bolt_uri, PASSWORD, chain_node.rpc_url))
                 finally:

@@ -41,7 +41,9 @@ PASSWORD = "graphsvc-bench"
 def turns(sample: dict) -> list[tuple[str, str, dict]]:
     """(session key, dia_id, turn) in conversation order."""
     conversation = sample["conversation"]
-    keys = sorted((k for k in conversation if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
+    keys = sorted(
+        (k for k in conversation if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
+    )
     return [(key, turn["dia_id"], turn) for key in keys for turn in conversation[key]]
 
 
@@ -55,11 +57,18 @@ async def run(url: str, samples: list[dict]) -> None:
             by_memory: dict[str, str] = {}
             for session, dia_id, turn in turns(sample):
                 started = time.perf_counter()
-                result = await client.call_tool("remember", {
-                    "text": f"{turn['speaker']}: {turn['text']}", "graph": graph, "tags": [session],
-                    "entities": [{"label": "Person", "name": turn["speaker"]},
-                                 {"label": "Session", "name": f"{sample['sample_id']}/{session}"}],
-                })  # fmt: skip
+                result = await client.call_tool(
+                    "remember",
+                    {
+                        "text": f"{turn['speaker']}: {turn['text']}",
+                        "graph": graph,
+                        "tags": [session],
+                        "entities": [
+                            {"label": "Person", "name": turn["speaker"]},
+                            {"label": "Session", "name": f"{sample['sample_id']}/{session}"},
+                        ],
+                    },
+                )
                 remember_s.append(time.perf_counter() - started)
                 assert not result.is_error, result.content
                 by_memory[result.structured_content["id"]] = dia_id
@@ -68,7 +77,9 @@ async def run(url: str, samples: list[dict]) -> None:
                 if not evidence:
                     continue
                 started = time.perf_counter()
-                result = await client.call_tool("recall", {"query": qa["question"], "limit": 50, "graph": graph})
+                result = await client.call_tool(
+                    "recall", {"query": qa["question"], "limit": 50, "graph": graph}
+                )
                 recall_s.append(time.perf_counter() - started)
                 ranked = [by_memory.get(m["id"]) for m in result.structured_content["memories"]]
                 for k in KS:
@@ -83,8 +94,10 @@ async def run(url: str, samples: list[dict]) -> None:
     for name in ["all", "no-adversarial", *CATEGORIES.values()]:
         rows = [recalled_at[f"{name}@{k}"] for k in KS]
         print(f"{name:16}" + "".join(f"{sum(r) / len(r):8.3f}" for r in rows) + f"   {len(rows[0])}")
-    print(f"remember mean {1000 * sum(remember_s) / len(remember_s):.1f} ms over {len(remember_s)} turns; "
-          f"recall mean {1000 * sum(recall_s) / len(recall_s):.1f} ms over {len(recall_s)} questions")  # fmt: skip
+    print(
+        f"remember mean {1000 * sum(remember_s) / len(remember_s):.1f} ms over {len(remember_s)} turns; "
+        f"recall mean {1000 * sum(recall_s) / len(recall_s):.1f} ms over {len(recall_s)} questions"
+    )
 
 
 def serve(settings: Settings, port: int) -> uvicorn.Server:
@@ -111,7 +124,9 @@ def main() -> None:
         if not uri:
             server = local_neo4j.start(Path(home), bolt_port=17787, http_port=17574, password=PASSWORD)
             uri, password = server.bolt_uri, PASSWORD
-        settings = Settings(neo4j=Neo4jSettings(uri=uri, password=password), auth=AuthSettings(required=False))
+        settings = Settings(
+            neo4j=Neo4jSettings(uri=uri, password=password), auth=AuthSettings(required=False)
+        )
         http = serve(settings, port)
         try:
             asyncio.run(run(f"http://127.0.0.1:{port}", samples))

@@ -61,9 +61,12 @@ class Services:
         store = GraphStore(driver, neo.database)
         chain = build_chain(settings.chain)
         anchoring = AnchoringService(
-            store, chain, explorer_url=settings.chain.explorer_url,
-            receipt_timeout_s=settings.chain.receipt_timeout_s, lease_ttl_s=settings.chain.lease_ttl_s,
-        )  # fmt: skip
+            store,
+            chain,
+            explorer_url=settings.chain.explorer_url,
+            receipt_timeout_s=settings.chain.receipt_timeout_s,
+            lease_ttl_s=settings.chain.lease_ttl_s,
+        )
         access = AccessService(store, required=bool(settings.auth.required))
         memory = MemoryService(store)
         return cls(store, memory, anchoring, chain, access, LocusService(memory, store), settings)
@@ -162,7 +165,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.get("/health", tags=["health"], operation_id="health")
     async def health() -> JSONResponse:
         ok = await services.store.ping()
-        return JSONResponse({"status": "ok" if ok else "degraded", "neo4j": ok}, status_code=200 if ok else 503)
+        return JSONResponse(
+            {"status": "ok" if ok else "degraded", "neo4j": ok}, status_code=200 if ok else 503
+        )
 
     app.router.routes.extend([*sse.routes, *streamable.routes])
     return app

@@ -22,8 +22,8 @@ from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain import render
 from graphsvc.domain.models import GraphInput, IdInput
-from graphsvc.services.access import READ, WRITE
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.access import READ, WRITE
 
 
 def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
@@ -39,7 +39,9 @@ def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
         lines.append(f"  Dev token (graph 'default', read+write)  Authorization: Bearer {token}")
     if browser:
         lines.append(f"  Neo4j Browser          {browser}")
-        lines.append(f"                         login: {settings.neo4j.user} / {settings.neo4j.password.get_secret_value()}")
+        lines.append(
+            f"                         login: {settings.neo4j.user} / {settings.neo4j.password.get_secret_value()}"
+        )
     return "\n".join(lines)
 
 
@@ -71,7 +73,9 @@ def _local_chain(home: Path, port: int) -> ChainSettings:
     address = address_file.read_text().strip() if address_file.exists() else None
 
     async def ensure_contract() -> str:
-        contract = AnchorContract(node.rpc_url, address, local_chain.DEV_PRIVATE_KEY, local_chain.DEV_CHAIN_ID)
+        contract = AnchorContract(
+            node.rpc_url, address, local_chain.DEV_PRIVATE_KEY, local_chain.DEV_CHAIN_ID
+        )
         try:
             if address:
                 try:
@@ -85,7 +89,10 @@ def _local_chain(home: Path, port: int) -> ChainSettings:
 
     deployed = asyncio.run(ensure_contract())
     address_file.write_text(deployed + "\n")
-    print(f"Local chain {node.rpc_url} (chain id {local_chain.DEV_CHAIN_ID}), anchor contract {deployed}", flush=True)
+    print(
+        f"Local chain {node.rpc_url} (chain id {local_chain.DEV_CHAIN_ID}), anchor contract {deployed}",
+        flush=True,
+    )
     return settings.model_copy(update={"contract": deployed})
 
 
@@ -107,7 +114,9 @@ def cmd_up(args: argparse.Namespace) -> int:
                 args.home / "neo4j", bolt_port=args.bolt_port, http_port=args.http_port, password=password
             )
             settings.neo4j.uri, browser = server.bolt_uri, server.browser_url
-            print(f"Neo4j {local_neo4j.NEO4J_VERSION} running from {server.home} (pid {server.pid})", flush=True)
+            print(
+                f"Neo4j {local_neo4j.NEO4J_VERSION} running from {server.home} (pid {server.pid})", flush=True
+            )
         if not settings.chain.configured:
             settings.chain = _local_chain(args.home / "chain", args.chain_port)
         asyncio.run(_serve(settings, browser, dev_token(args.home, settings)))
@@ -136,8 +145,10 @@ def cmd_token(args: argparse.Namespace) -> int:
         if args.action == "create":
             scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
             token, info = await access.create(args.graph, scopes, _expiry(args.expires))
-            print(f"token {info.id} for graph {info.graph!r}, scopes {','.join(info.scopes)}"
-                  f"{', expires ' + info.expiresAt if info.expiresAt else ''}. Shown once:\n{token}")  # fmt: skip
+            print(
+                f"token {info.id} for graph {info.graph!r}, scopes {','.join(info.scopes)}"
+                f"{', expires ' + info.expiresAt if info.expiresAt else ''}. Shown once:\n{token}"
+            )
         elif args.action == "list":
             for t in await access.list():
                 state = "revoked" if t.revoked else f"expires {t.expiresAt}" if t.expiresAt else "no expiry"
@@ -272,13 +283,19 @@ def main(argv: list[str] | None = None) -> int:
     token.add_parser("revoke", help="revoke a token by id").add_argument("id")
     for sub in ("create", "list", "revoke"):
         token.choices[sub].set_defaults(run=cmd_token)
-    deploy = commands.add_parser("deploy-contract", help="deploy the anchor contract with the configured signer")
-    deploy.add_argument("--if-missing", metavar="ADDRESS", help="do nothing when ADDRESS already has the contract")
-    deploy.set_defaults(run=cmd_deploy_contract)
-    commands.add_parser("serve", help="serve on GRAPHSVC_HTTP_HOST:PORT against GRAPHSVC_NEO4J_URI").set_defaults(
-        run=cmd_serve
+    deploy = commands.add_parser(
+        "deploy-contract", help="deploy the anchor contract with the configured signer"
     )
-    schema = commands.add_parser("schema", help="schema commands").add_subparsers(dest="action", required=True)
+    deploy.add_argument(
+        "--if-missing", metavar="ADDRESS", help="do nothing when ADDRESS already has the contract"
+    )
+    deploy.set_defaults(run=cmd_deploy_contract)
+    commands.add_parser(
+        "serve", help="serve on GRAPHSVC_HTTP_HOST:PORT against GRAPHSVC_NEO4J_URI"
+    ).set_defaults(run=cmd_serve)
+    schema = commands.add_parser("schema", help="schema commands").add_subparsers(
+        dest="action", required=True
+    )
     schema.add_parser("apply", help="create constraints and indexes (idempotent)").set_defaults(
         run=cmd_schema_apply
     )

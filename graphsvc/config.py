@@ -70,7 +70,9 @@ class AuthSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="GRAPHSVC_", env_nested_delimiter="_", env_nested_max_split=1, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHSVC_", env_nested_delimiter="_", env_nested_max_split=1, extra="ignore"
+    )
 
     environment: Literal["development", "production"] = "development"
     neo4j: Neo4jSettings = Neo4jSettings()

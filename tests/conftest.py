@@ -86,7 +86,9 @@ def neo4j_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarg
         from testcontainers.community.neo4j import Neo4jContainer
 
         with Neo4jContainer(image=_test_image(), password=PASSWORD) as container:
-            yield Neo4jTarget(container.get_connection_url(), "neo4j", PASSWORD, f"testcontainers:{_test_image()}")
+            yield Neo4jTarget(
+                container.get_connection_url(), "neo4j", PASSWORD, f"testcontainers:{_test_image()}"
+            )
     else:
         home = tmp_path_factory.mktemp("neo4j")
         server = local_neo4j.start(home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD)
@@ -107,9 +109,13 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
     return Settings(
         neo4j=Neo4jSettings(uri=neo4j_target.uri, user=neo4j_target.user, password=neo4j_target.password),
         chain=ChainSettings(
-            network="local", rpc_url=chain_target.rpc_url, contract=chain_target.contract,
-            private_key=DEV_PRIVATE_KEY, receipt_timeout_s=10, lease_ttl_s=5,
-        ),  # fmt: skip
+            network="local",
+            rpc_url=chain_target.rpc_url,
+            contract=chain_target.contract,
+            private_key=DEV_PRIVATE_KEY,
+            receipt_timeout_s=10,
+            lease_ttl_s=5,
+        ),
     )
 
 

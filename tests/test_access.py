@@ -30,7 +30,10 @@ TOOLS: dict[str, tuple[str, Any]] = {
     "forget": ("write", lambda m: {"id": m}),
     "anchor_now": ("write", lambda m: {}),
     "verify_memory": ("read", lambda m: {"id": m}),
-    "store_event": ("write", lambda m: {"event_kind": "fact", "payload": "intruder", "context_id": "skill:x"}),
+    "store_event": (
+        "write",
+        lambda m: {"event_kind": "fact", "payload": "intruder", "context_id": "skill:x"},
+    ),
     "retrieve_memories": ("read", lambda m: {"query": "secret"}),
     "list_contexts": ("read", lambda m: {}),
     "generate_insights": ("write", lambda m: {"task": "find secrets"}),
@@ -60,7 +63,13 @@ async def tenants(store: GraphStore, memory: MemoryService) -> dict[str, Any]:
         "revoked": (await access.create(mine, [READ, WRITE]))[0],
     }
     await access.revoke(tokens["revoked"].split("_")[1])
-    return {"mine": mine, "theirs": theirs, "memory": mine_memory.id, "their_memory": their_memory.id, **tokens}
+    return {
+        "mine": mine,
+        "theirs": theirs,
+        "memory": mine_memory.id,
+        "their_memory": their_memory.id,
+        **tokens,
+    }
 
 
 def _bearer(token: str) -> dict[str, str]:
@@ -74,9 +83,19 @@ REFUSALS = [
     ("not bearer", lambda t: {"authorization": f"Basic {t['rw']}"}, lambda t: {}, "unauthorized"),
     ("expired token", lambda t: _bearer(t["expired"]), lambda t: {}, "unauthorized"),
     ("revoked token", lambda t: _bearer(t["revoked"]), lambda t: {}, "unauthorized"),
-    ("X-Graph-Id of another graph", lambda t: _bearer(t["rw"]) | {"x-graph-id": t["theirs"]}, lambda t: {}, "forbidden"),
-    ("graph argument of another graph", lambda t: _bearer(t["rw"]), lambda t: {"graph": t["theirs"]}, "forbidden"),
-]  # fmt: skip
+    (
+        "X-Graph-Id of another graph",
+        lambda t: _bearer(t["rw"]) | {"x-graph-id": t["theirs"]},
+        lambda t: {},
+        "forbidden",
+    ),
+    (
+        "graph argument of another graph",
+        lambda t: _bearer(t["rw"]),
+        lambda t: {"graph": t["theirs"]},
+        "forbidden",
+    ),
+]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -135,7 +154,9 @@ async def test_tokens_are_stored_only_as_hashes_and_listed_without_secrets(store
     token, info = await access.create("lister", [WRITE])
     assert info.scopes == [READ, WRITE]  # write implies read, as the seed's table has it
     secret = token.split("_", 2)[2]
-    records, _, _ = await store._driver.execute_query("MATCH (t:ApiToken {id: $id}) RETURN properties(t) AS p", id=info.id)
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (t:ApiToken {id: $id}) RETURN properties(t) AS p", id=info.id
+    )
     assert secret not in str(records[0]["p"]) and token not in str(records[0]["p"])
     assert any(t.id == info.id for t in await access.list())
     assert all(secret not in t.model_dump_json() for t in await access.list())

@@ -47,7 +47,9 @@ async def _anchor(chain: AnchorContract, root: str, count: int, seq: int = 1) ->
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 8, 1000])
-async def test_contract_verifies_exactly_the_proofs_of_the_python_tree(contract: AnchorContract, count: int) -> None:
+async def test_contract_verifies_exactly_the_proofs_of_the_python_tree(
+    contract: AnchorContract, count: int
+) -> None:
     tree, members = _batch(count)
     root = "0x" + tree.root.hex()
     await _anchor(contract, root, count)
@@ -79,12 +81,16 @@ async def test_a_root_is_anchored_once_and_the_record_is_stored(contract: Anchor
 @pytest.mark.parametrize(
     ("root", "count", "error"), [("0x" + "00" * 32, 1, "ZeroRoot"), ("0x" + "11" * 32, 0, "EmptyBatch")]
 )
-async def test_zero_roots_and_empty_batches_are_refused(contract: AnchorContract, root: str, count: int, error: str) -> None:
+async def test_zero_roots_and_empty_batches_are_refused(
+    contract: AnchorContract, root: str, count: int, error: str
+) -> None:
     with pytest.raises(Conflict, match=error):
         await contract.sign_anchor(root, 1, count, await contract.pending_nonce())
 
 
-async def test_only_allow_listed_callers_may_anchor(contract: AnchorContract, chain_target: ChainTarget) -> None:
+async def test_only_allow_listed_callers_may_anchor(
+    contract: AnchorContract, chain_target: ChainTarget
+) -> None:
     stranger = AnchorContract(chain_target.rpc_url, contract.address, OTHER_KEY)
     try:
         with pytest.raises(Conflict, match="NotSubmitter"):

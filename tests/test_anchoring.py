@@ -50,50 +50,91 @@ async def anchoring(store: GraphStore, settings: Settings):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_remember_anchor_verify_tamper_forget(transport: str, server_url: str, graph: str, store, settings) -> None:
+async def test_remember_anchor_verify_tamper_forget(
+    transport: str, server_url: str, graph: str, store, settings
+) -> None:
     async with connect(transport, server_url) as call:
         ids = [
-            (await call("remember", {"text": text, "graph": graph, "entities": [{"label": "Token", "name": "MON"}]})).data["id"]
+            (
+                await call(
+                    "remember",
+                    {"text": text, "graph": graph, "entities": [{"label": "Token", "name": "MON"}]},
+                )
+            ).data["id"]
             for text in ("Swap of 10 MON failed", "MON staking yields 7%", "MON/USDC pool is thin")
         ]
         pending = await call("verify_memory", {"id": ids[0], "graph": graph})
-        assert (pending.data["verified"], pending.data["anchored"], pending.data["hashValid"]) == (False, False, True)
+        assert (pending.data["verified"], pending.data["anchored"], pending.data["hashValid"]) == (
+            False,
+            False,
+            True,
+        )
 
         anchored = await call("anchor_now", {"graph": graph})
         assert anchored.data["status"] == "anchored" and anchored.data["count"] == 3
         assert anchored.data["root"].startswith("0x") and anchored.data["txHash"].startswith("0x")
         assert anchored.data["blockNumber"] > 0 and anchored.data["anchoredAt"] > 1_700_000_000_000
         if anchored.text is not None:
-            assert anchored.text.splitlines()[:2] == ["Anchored 3 memories.", f"Root: {anchored.data['root']}"]
+            assert anchored.text.splitlines()[:2] == [
+                "Anchored 3 memories.",
+                f"Root: {anchored.data['root']}",
+            ]
         nothing = await call("anchor_now", {"graph": graph})
         assert nothing.data["status"] == "nothing_pending"
 
         not_final = await call("verify_memory", {"id": ids[0], "graph": graph})
-        assert (not_final.data["anchored"], not_final.data["proofValid"], not_final.data["onChain"]) == (True, True, False)
+        assert (not_final.data["anchored"], not_final.data["proofValid"], not_final.data["onChain"]) == (
+            True,
+            True,
+            False,
+        )
         mine(settings.chain.rpc_url, 2)
         for memory_id in ids:
             ok = await call("verify_memory", {"id": memory_id, "graph": graph})
             assert ok.data == {
-                "id": memory_id, "verified": True, "hashValid": True, "anchored": True, "proofValid": True,
-                "onChain": True, "root": anchored.data["root"], "txHash": anchored.data["txHash"],
-                "explorerUrl": None, "problem": None,
-            }  # fmt: skip
+                "id": memory_id,
+                "verified": True,
+                "hashValid": True,
+                "anchored": True,
+                "proofValid": True,
+                "onChain": True,
+                "root": anchored.data["root"],
+                "txHash": anchored.data["txHash"],
+                "explorerUrl": None,
+                "problem": None,
+            }
             if ok.text is not None:
-                assert ok.text.splitlines()[0] == "✓ Verified: memory is unchanged since it was anchored on Monad."
+                assert (
+                    ok.text.splitlines()[0]
+                    == "✓ Verified: memory is unchanged since it was anchored on Monad."
+                )
                 assert re.fullmatch(r"  ✓ Merkle proof valid \([12]-step\)", ok.text.splitlines()[3])
 
         recalled = await call("recall", {"query": "staking", "graph": graph})
         assert recalled.data["memories"][0]["anchorId"] == anchored.data["root"]
 
         # an attacker with database access edits the text: the hash no longer matches
-        await _cypher(store, "MATCH (m:Memory {graph: $g, id: $id}) SET m.text = 'Swap of 10 MON succeeded'", g=graph, id=ids[0])
+        await _cypher(
+            store,
+            "MATCH (m:Memory {graph: $g, id: $id}) SET m.text = 'Swap of 10 MON succeeded'",
+            g=graph,
+            id=ids[0],
+        )
         tampered = await call("verify_memory", {"id": ids[0], "graph": graph})
-        assert (tampered.data["verified"], tampered.data["hashValid"], tampered.data["proofValid"]) == (False, False, True)
+        assert (tampered.data["verified"], tampered.data["hashValid"], tampered.data["proofValid"]) == (
+            False,
+            False,
+            True,
+        )
         assert "no longer matches its hash" in tampered.data["problem"]
 
         await call("forget", {"id": ids[1], "graph": graph})
         forgotten = await call("verify_memory", {"id": ids[1], "graph": graph})
-        assert (forgotten.data["verified"], forgotten.data["hashValid"], forgotten.data["onChain"]) == (False, False, True)
+        assert (forgotten.data["verified"], forgotten.data["hashValid"], forgotten.data["onChain"]) == (
+            False,
+            False,
+            True,
+        )
         assert "forgotten" in forgotten.data["problem"] and "tombstone" in forgotten.data["problem"]
 
         still = await call("verify_memory", {"id": ids[2], "graph": graph})
@@ -104,7 +145,9 @@ async def test_remember_anchor_verify_tamper_forget(transport: str, server_url: 
         assert unknown.value.code == "not_found"
 
 
-async def test_without_a_chain_anchor_now_answers_not_configured(store: GraphStore, memory: MemoryService, graph: str) -> None:
+async def test_without_a_chain_anchor_now_answers_not_configured(
+    store: GraphStore, memory: MemoryService, graph: str
+) -> None:
     await memory.remember(RememberInput(text="waiting for a chain", graph=graph))
     result = await AnchoringService(store, None).anchor_now(GraphInput(graph=graph))
     assert (result.status, result.count, result.root) == ("not_configured", 0, None)
@@ -113,14 +156,19 @@ async def test_without_a_chain_anchor_now_answers_not_configured(store: GraphSto
     assert pending[0]["n"] == 1
 
 
-async def test_the_proof_bundle_verifies_without_graphsvc(anchoring: AnchoringService, memory: MemoryService, graph: str, settings) -> None:
+async def test_the_proof_bundle_verifies_without_graphsvc(
+    anchoring: AnchoringService, memory: MemoryService, graph: str, settings
+) -> None:
     stored = await memory.remember(RememberInput(text="bundle me", tags=["b", "a"], graph=graph))
     await memory.remember(RememberInput(text="a sibling", graph=graph))
     await anchoring.anchor_now(GraphInput(graph=graph))
     mine(settings.chain.rpc_url, 2)
     bundle = (await anchoring.bundle(IdInput(id=stored.id, graph=graph))).model_dump(mode="json")
     envelope = bundle["envelope"]
-    fields = {**{k: envelope[k] for k in ("id", "graph", "text", "tags", "entities")}, "created_at": envelope["createdAt"]}
+    fields = {
+        **{k: envelope[k] for k in ("id", "graph", "text", "tags", "entities")},
+        "created_at": envelope["createdAt"],
+    }
     assert memory_hash(**fields) == bundle["hash"] == stored.hash
     leaf = leaf_hash(MEMORY_LEAF_TYPES, [bundle["id"], bytes.fromhex(bundle["hash"][2:])])
     assert verify(bytes.fromhex(bundle["root"][2:]), leaf, [bytes.fromhex(p[2:]) for p in bundle["proof"]])
@@ -129,7 +177,9 @@ async def test_the_proof_bundle_verifies_without_graphsvc(anchoring: AnchoringSe
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps({**bundle, "rpcUrl": settings.chain.rpc_url}))
     try:
-        done = subprocess.run([sys.executable, "-c", ONE_LINER, str(path)], capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [sys.executable, "-c", ONE_LINER, str(path)], capture_output=True, text=True, timeout=30
+        )
     finally:
         path.unlink()
     assert done.stdout.strip() == "True", done.stderr
@@ -170,7 +220,9 @@ async def test_an_rpc_outage_mid_anchor_loses_nothing_and_the_next_call_finishes
         broken = AnchoringService(store, _Outage(chain, fail_on), receipt_timeout_s=1, lease_ttl_s=5)  # type: ignore[arg-type]
         with pytest.raises(ChainUnavailable):
             await broken.anchor_now(GraphInput(graph=graph))
-        batches = await _cypher(store, "MATCH (b:Batch {graph: $g}) RETURN b.status AS status, b.count AS n", g=graph)
+        batches = await _cypher(
+            store, "MATCH (b:Batch {graph: $g}) RETURN b.status AS status, b.count AS n", g=graph
+        )
         assert [b["n"] for b in batches] == [3]
         later = await memory.remember(RememberInput(text="after the outage", graph=graph))
         healthy = AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5)
@@ -217,11 +269,14 @@ async def test_a_process_killed_between_steps_is_reconciled_and_anchors_once(
     ids = [(await memory.remember(RememberInput(text=f"crash {n}", graph=graph))).id for n in range(2)]
     c = settings.chain
     env = os.environ | {
-        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri, "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(),
-        "MONAD_RPC_URL": c.rpc_url or "", "ANCHOR_CONTRACT": c.contract or "", "GRAPHSVC_CHAIN_NETWORK": "local",
+        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
+        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(),
+        "MONAD_RPC_URL": c.rpc_url or "",
+        "ANCHOR_CONTRACT": c.contract or "",
+        "GRAPHSVC_CHAIN_NETWORK": "local",
         "GRAPHSVC_CHAIN_PRIVATE_KEY": c.private_key.get_secret_value() if c.private_key else "",
         "GRAPHSVC_CHAIN_LEASE_TTL_S": "1",
-    }  # fmt: skip
+    }
     done = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, where, graph], env=env, cwd=REPO, timeout=120)
     assert done.returncode == 9
     [batch] = await _cypher(store, "MATCH (b:Batch {graph: $g}) RETURN b {.*} AS b", g=graph)
@@ -249,7 +304,9 @@ async def test_a_process_killed_between_steps_is_reconciled_and_anchors_once(
         await chain.close()
 
 
-async def test_two_replicas_auto_anchoring_one_graph_seal_each_memory_once(store: GraphStore, settings: Settings, graph: str) -> None:
+async def test_two_replicas_auto_anchoring_one_graph_seal_each_memory_once(
+    store: GraphStore, settings: Settings, graph: str
+) -> None:
     chain_settings = settings.chain.model_copy(update={"auto_interval_s": 0.2, "lease_ttl_s": 5})
     replicas = [Services.build(settings.model_copy(update={"chain": chain_settings})) for _ in range(2)]
     tasks = [asyncio.create_task(r.auto_anchor()) for r in replicas]
@@ -267,7 +324,9 @@ async def test_two_replicas_auto_anchoring_one_graph_seal_each_memory_once(store
                 break
             await asyncio.sleep(0.1)
         members = await _cypher(
-            store, "MATCH (m:Memory {graph: $g})-[:IN_BATCH]->(b:Batch) RETURN m.id AS id, b.status AS status", g=graph
+            store,
+            "MATCH (m:Memory {graph: $g})-[:IN_BATCH]->(b:Batch) RETURN m.id AS id, b.status AS status",
+            g=graph,
         )
         assert len(members) == len({m["id"] for m in members}) == 20
         statuses = await _cypher(store, "MATCH (b:Batch {graph: $g}) RETURN collect(b.status) AS s", g=graph)

@@ -33,7 +33,10 @@ USDC = EntityOut(id="Token:USDC", label="Token", name="USDC")
 
 def test_remember_result_has_the_seed_shape() -> None:
     result = RememberResult(
-        id="mem_abc123", hash="0xdeadbeef", entities=[POOL], edges=[Edge(from_="mem_abc123", type="MENTIONS", to=POOL.id)]
+        id="mem_abc123",
+        hash="0xdeadbeef",
+        entities=[POOL],
+        edges=[Edge(from_="mem_abc123", type="MENTIONS", to=POOL.id)],
     )
     assert result.model_dump() == {
         "id": "mem_abc123",
@@ -48,9 +51,23 @@ def test_remember_result_has_the_seed_shape() -> None:
 
 def test_recall_result_has_the_seed_shape_and_text() -> None:
     memories = [
-        RecalledMemory(id="mem_1", text="Swap of 10 MON failed: slippage 3.2%", score=2.5, distance=0, anchorId="0x01", tags=["failure"]),
-        RecalledMemory(id="mem_2", text="USDC liquidity was low on MON/USDC-A pool", score=1.5, distance=1, anchorId=None, tags=[]),
-    ]  # fmt: skip
+        RecalledMemory(
+            id="mem_1",
+            text="Swap of 10 MON failed: slippage 3.2%",
+            score=2.5,
+            distance=0,
+            anchorId="0x01",
+            tags=["failure"],
+        ),
+        RecalledMemory(
+            id="mem_2",
+            text="USDC liquidity was low on MON/USDC-A pool",
+            score=1.5,
+            distance=1,
+            anchorId=None,
+            tags=[],
+        ),
+    ]
     edges = [(f"mem_{i}", "MENTIONS", POOL.id) for i in (1, 2)] + [
         (POOL.id, "TRADES_ON", f"Token:T{i}") for i in range(5)
     ]
@@ -59,9 +76,13 @@ def test_recall_result_has_the_seed_shape_and_text() -> None:
     dumped = result.model_dump()
     assert set(dumped) == {"memories", "relations", "contextTruncated"}
     assert dumped["memories"][0] == {
-        "id": "mem_1", "text": "Swap of 10 MON failed: slippage 3.2%", "score": 2.5, "distance": 0,
-        "anchorId": "0x01", "tags": ["failure"],
-    }  # fmt: skip
+        "id": "mem_1",
+        "text": "Swap of 10 MON failed: slippage 3.2%",
+        "score": 2.5,
+        "distance": 0,
+        "anchorId": "0x01",
+        "tags": ["failure"],
+    }
     assert dumped["relations"][0] == "mem_1 MENTIONS Pool:MON/USDC-A"
     assert render.recall_text(result).splitlines() == [
         "Recalled 2 memories:",
@@ -113,12 +134,28 @@ def test_inputs_take_the_seed_defaults() -> None:
         (RememberInput, {"text": "x", "relations": [{"from": "a", "type": "IN_BATCH", "to": "b"}]}),
         (RememberInput, {"text": "x", "graph": "../etc"}),
         (RecallInput, {"query": "x", "hops": -1}),
-        (LinkInput, {"from": {"label": "A", "name": "a"}, "type": "R", "to": {"label": "B", "name": "b"}, "props": {"id": "x"}}),
-        (LinkInput, {"from": {"label": "A", "name": "a"}, "type": "R", "to": {"label": "B", "name": "b"}, "props": {"l": [1, "a"]}}),
+        (
+            LinkInput,
+            {
+                "from": {"label": "A", "name": "a"},
+                "type": "R",
+                "to": {"label": "B", "name": "b"},
+                "props": {"id": "x"},
+            },
+        ),
+        (
+            LinkInput,
+            {
+                "from": {"label": "A", "name": "a"},
+                "type": "R",
+                "to": {"label": "B", "name": "b"},
+                "props": {"l": [1, "a"]},
+            },
+        ),
         (ExploreInput, {"start": []}),
         (ExploreInput, {"start": "x", "types": ["lower"]}),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_refused_by_the_contract(model: type, data: dict) -> None:
     with pytest.raises(ValidationError):
         model.model_validate(data)
@@ -131,7 +168,13 @@ def test_text_is_stored_nfc_normalised() -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['AND OR NOT', '"unbalanced', "a* ~b^2 [x TO y] {z} (c) d:e f\\g /re/ && ||", "ロケット 🚀 emoji", "x" * 4000],
+    [
+        "AND OR NOT",
+        '"unbalanced',
+        "a* ~b^2 [x TO y] {z} (c) d:e f\\g /re/ && ||",
+        "ロケット 🚀 emoji",
+        "x" * 4000,
+    ],
 )
 def test_lucene_query_keeps_only_words_so_no_syntax_reaches_lucene(query: str) -> None:
     built = lucene_query("default", query)
@@ -150,14 +193,26 @@ def test_hop_is_half_the_walk_depth_rounded_up() -> None:
 
 
 def test_memory_hash_is_keccak_of_the_canonical_envelope() -> None:
-    fields = dict(id="mem_1", graph="default", text="hello", tags=["b", "a", "a"], entities=["Token:X"],
-                  created_at="2026-01-02T03:04:05.678Z")  # fmt: skip
+    fields = dict(
+        id="mem_1",
+        graph="default",
+        text="hello",
+        tags=["b", "a", "a"],
+        entities=["Token:X"],
+        created_at="2026-01-02T03:04:05.678Z",
+    )
     assert memory_envelope(**fields)["tags"] == ["a", "b"]
     # Pinned: changing the envelope changes every hash ever anchored.
-    assert memory_hash(**fields) == "0x" + __import__("eth_utils").keccak(
-        b'{"createdAt":"2026-01-02T03:04:05.678Z","entities":["Token:X"],"graph":"default","id":"mem_1",'
-        b'"schema":"graphsvc.memory/v1","tags":["a","b"],"text":"hello"}'
-    ).hex()
+    assert (
+        memory_hash(**fields)
+        == "0x"
+        + __import__("eth_utils")
+        .keccak(
+            b'{"createdAt":"2026-01-02T03:04:05.678Z","entities":["Token:X"],"graph":"default","id":"mem_1",'
+            b'"schema":"graphsvc.memory/v1","tags":["a","b"],"text":"hello"}'
+        )
+        .hex()
+    )
     assert memory_hash(**fields) != memory_hash(**{**fields, "text": "hello!"})
 
 

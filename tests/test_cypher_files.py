@@ -34,7 +34,9 @@ def test_every_project_statement_loads_with_a_mode() -> None:
         ("// mode: read\n// params: a, b\nRETURN $a", ":2: parameter b is declared but not used"),
     ],
 )
-def test_a_file_breaking_the_header_contract_fails_with_its_line(tmp_path: Path, text: str, where: str) -> None:
+def test_a_file_breaking_the_header_contract_fails_with_its_line(
+    tmp_path: Path, text: str, where: str
+) -> None:
     root = _tree(tmp_path, {"area/bad.cypher": text})
     with pytest.raises(CypherFileError, match=re.escape(f"bad.cypher{where}")):
         load(root)
@@ -48,7 +50,9 @@ def test_a_statement_written_twice_fails_to_load(tmp_path: Path) -> None:
 
 
 def test_parameters_in_comments_and_strings_do_not_count(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"a/x.cypher": "// mode: read\n// params: a\n// uses $ghost\nRETURN $a, '$notparam'"})
+    root = _tree(
+        tmp_path, {"a/x.cypher": "// mode: read\n// params: a\n// uses $ghost\nRETURN $a, '$notparam'"}
+    )
     assert load(root)["a/x"].params == {"a"}
 
 
@@ -64,5 +68,7 @@ async def test_every_statement_is_planned_by_neo4j(store: GraphStore) -> None:
 async def test_schema_apply_is_idempotent(store: GraphStore) -> None:
     first = await store.apply_schema()
     assert await store.apply_schema() == first
-    records, _, _ = await store._driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names")
+    records, _, _ = await store._driver.execute_query(
+        "SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names"
+    )
     assert {"memory_graph_id", "entity_graph_id"} <= set(records[0]["names"])

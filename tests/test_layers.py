@@ -30,7 +30,19 @@ RULES = [
     ("domain", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.services", "graphsvc.rest")),
     ("errors", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.")),
     ("config", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.services")),
-    ("services", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.store", "graphsvc.chain", "graphsvc.rest", "graphsvc.mcpserver")),
+    (
+        "services",
+        (
+            "neo4j",
+            "web3",
+            "fastapi",
+            "mcp",
+            "graphsvc.store",
+            "graphsvc.chain",
+            "graphsvc.rest",
+            "graphsvc.mcpserver",
+        ),
+    ),
     ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
     ("mcpserver", ("neo4j", "fastapi", "graphsvc.store", "graphsvc.rest")),
 ]
@@ -39,7 +51,11 @@ RULES = [
 @pytest.mark.parametrize(("where", "forbidden"), RULES)
 def test_layer_imports_only_what_it_may(where: str, forbidden: tuple[str, ...]) -> None:
     for path in _modules(where):
-        bad = {name for name in _imports(path) if name.startswith(forbidden) or name in {f.rstrip(".") for f in forbidden}}
+        bad = {
+            name
+            for name in _imports(path)
+            if name.startswith(forbidden) or name in {f.rstrip(".") for f in forbidden}
+        }
         assert not bad, f"{path.relative_to(PACKAGE)} imports {sorted(bad)}"
 
 

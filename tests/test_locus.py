@@ -17,9 +17,13 @@ SEED_EVENT = {
     "context_id": "skill:react_hooks",
     "event_kind": "fact",
     "source": "agent",
-    "payload": {"data": {"topic": "useEffect cleanup",
-                         "value": "Always return a cleanup function when subscribing to external stores"}},
-}  # fmt: skip
+    "payload": {
+        "data": {
+            "topic": "useEffect cleanup",
+            "value": "Always return a cleanup function when subscribing to external stores",
+        }
+    },
+}
 
 
 @pytest.fixture
@@ -30,7 +34,7 @@ async def token(store: GraphStore) -> tuple[str, str]:
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_the_seed_examples_round_trip(transport: str, secured_url: str, token: tuple[str, str]) -> None:
-    graph, secret = token
+    _, secret = token
     async with connect(transport, secured_url, {"authorization": f"Bearer {secret}"}) as call:
         stored = await call("store_event", SEED_EVENT)
         assert stored.data["event_id"].startswith("mem_") and stored.data["contexts"] == ["skill:react_hooks"]
@@ -48,15 +52,35 @@ async def test_the_seed_examples_round_trip(transport: str, secured_url: str, to
         with_ids = await call("retrieve_memories", {"query": "useEffect cleanup", "include_ids": True})
         assert with_ids.data["memories"][0]["id"] == stored.data["event_id"]
         assert with_ids.data["memories"][0]["context_ids"] == ["skill:react_hooks"]
-        assert (await call("retrieve_memories", {"query": "useEffect", "context_ids": ["skill:vue"]})).data["total"] == 0
+        assert (await call("retrieve_memories", {"query": "useEffect", "context_ids": ["skill:vue"]})).data[
+            "total"
+        ] == 0
 
         # aliases: event_type / eventType -> event_kind, content -> payload, event_id -> context_id
-        await call("store_event", {"eventType": "decision", "content": "Use JWT with short expiry", "event_id": "skill:auth"})
-        await call("store_event", {"event_type": "observation", "payload": {"data": {"topic": "auth", "value": "JWT refresh works"}},
-                                   "context_id": "error:auth_timeout", "reinforces": ["skill:auth"]})  # fmt: skip
-        await call("store_event", {"event_kind": "feedback", "payload": "Sessions beat JWT for our auth",
-                                   "context_id": "error:auth_timeout", "contradicts": ["skill:auth"],
-                                   "source": "user", "timestamp": "1718000000"})  # fmt: skip
+        await call(
+            "store_event",
+            {"eventType": "decision", "content": "Use JWT with short expiry", "event_id": "skill:auth"},
+        )
+        await call(
+            "store_event",
+            {
+                "event_type": "observation",
+                "payload": {"data": {"topic": "auth", "value": "JWT refresh works"}},
+                "context_id": "error:auth_timeout",
+                "reinforces": ["skill:auth"],
+            },
+        )
+        await call(
+            "store_event",
+            {
+                "event_kind": "feedback",
+                "payload": "Sessions beat JWT for our auth",
+                "context_id": "error:auth_timeout",
+                "contradicts": ["skill:auth"],
+                "source": "user",
+                "timestamp": "1718000000",
+            },
+        )
 
         listed = await call("list_contexts", {"context_type": "skill", "limit": 10})
         assert [c["context_id"] for c in listed.data["contexts"]] == ["skill:auth", "skill:react_hooks"]
@@ -66,12 +90,18 @@ async def test_the_seed_examples_round_trip(transport: str, secured_url: str, to
 
         insights = await call(
             "generate_insights",
-            {"task": "Refactor the authentication module", "context_query": "auth JWT sessions",
-             "limit": 10, "context_types": {"error": [], "skill": []}},
-        )  # fmt: skip
+            {
+                "task": "Refactor the authentication module",
+                "context_query": "auth JWT sessions",
+                "limit": 10,
+                "context_types": {"error": [], "skill": []},
+            },
+        )
         by_context = {i["context_id"]: i for i in insights.data["insights"]}
         assert by_context["skill:auth"]["reinforced"] == 1
-        assert [c["text"] for c in by_context["skill:auth"]["contradicted_by"]] == ["Sessions beat JWT for our auth"]
+        assert [c["text"] for c in by_context["skill:auth"]["contradicted_by"]] == [
+            "Sessions beat JWT for our auth"
+        ]
         assert "skill:react_hooks" not in by_context
         if insights.text is not None:
             assert insights.text.splitlines()[0] == "Insights for: Refactor the authentication module"

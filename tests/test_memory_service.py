@@ -21,8 +21,12 @@ pytestmark = pytest.mark.neo4j
 
 async def test_graphs_never_see_each_other(memory: MemoryService, graph: str) -> None:
     other = graph + "-other"
-    mine = await memory.remember(RememberInput(text="secret plan alpha", entities=[{"label": "Project", "name": "Alpha"}], graph=graph))
-    await memory.remember(RememberInput(text="public plan alpha", entities=[{"label": "Project", "name": "Alpha"}], graph=other))
+    mine = await memory.remember(
+        RememberInput(text="secret plan alpha", entities=[{"label": "Project", "name": "Alpha"}], graph=graph)
+    )
+    await memory.remember(
+        RememberInput(text="public plan alpha", entities=[{"label": "Project", "name": "Alpha"}], graph=other)
+    )
     recalled = await memory.recall(RecallInput(query="plan alpha", graph=other))
     assert [m.text for m in recalled.memories] == ["public plan alpha"]
     with pytest.raises(NotFound):
@@ -47,7 +51,16 @@ async def test_cypher_in_names_and_text_is_stored_as_data(memory: MemoryService,
 
 @pytest.mark.parametrize(
     "query",
-    ["the of and", "AND OR NOT", "*", '"unterminated', "title:(x", "a~ b^3 [1 TO 5] {x}", "ロケット 🚀", "word " * 800],
+    [
+        "the of and",
+        "AND OR NOT",
+        "*",
+        '"unterminated',
+        "title:(x",
+        "a~ b^3 [1 TO 5] {x}",
+        "ロケット 🚀",
+        "word " * 800,
+    ],
 )
 async def test_recall_never_fails_on_odd_queries(memory: MemoryService, graph: str, query: str) -> None:
     await memory.remember(RememberInput(text="the rocket launched on time", graph=graph))
@@ -85,9 +98,16 @@ async def test_a_rare_shared_entity_outranks_a_hub(memory: MemoryService, graph:
     assert result.memories[1].id == near.id
 
 
-async def test_link_creates_missing_entities_and_keeps_one_edge_per_type(memory: MemoryService, graph: str) -> None:
+async def test_link_creates_missing_entities_and_keeps_one_edge_per_type(
+    memory: MemoryService, graph: str
+) -> None:
     link = LinkInput.model_validate(
-        {"from": {"label": "Pool", "name": "A"}, "type": "TRADES_ON", "to": {"label": "Token", "name": "B"}, "graph": graph}
+        {
+            "from": {"label": "Pool", "name": "A"},
+            "type": "TRADES_ON",
+            "to": {"label": "Token", "name": "B"},
+            "graph": graph,
+        }
     )
     first, second = await memory.link(link), await memory.link(link)
     assert first.id == second.id and (first.created, second.created) == (True, False)
@@ -95,7 +115,9 @@ async def test_link_creates_missing_entities_and_keeps_one_edge_per_type(memory:
     assert [(e.from_, e.type, e.to) for e in explored.edges] == [("Pool:A", "TRADES_ON", "Token:B")]
 
 
-async def test_forget_keeps_entities_still_in_use_and_drops_orphans(memory: MemoryService, graph: str, store) -> None:
+async def test_forget_keeps_entities_still_in_use_and_drops_orphans(
+    memory: MemoryService, graph: str, store
+) -> None:
     shared, lonely = {"label": "Token", "name": "USDC"}, {"label": "Token", "name": "DOGE"}
     keep = await memory.remember(RememberInput(text="USDC is stable", entities=[shared], graph=graph))
     gone = await memory.remember(RememberInput(text="DOGE and USDC", entities=[shared, lonely], graph=graph))

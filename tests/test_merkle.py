@@ -47,7 +47,9 @@ def test_an_empty_tree_is_refused() -> None:
         MerkleTree.build([])
 
 
-@pytest.mark.parametrize("memory_id", ["mem_1", "mem_0123456789abcdef", "x" * 32, "x" * 33, "ünïcode:Label", ""])
+@pytest.mark.parametrize(
+    "memory_id", ["mem_1", "mem_0123456789abcdef", "x" * 32, "x" * 33, "ünïcode:Label", ""]
+)
 def test_the_hand_encoded_memory_leaf_equals_the_abi_encoded_one(memory_id: str) -> None:
     digest = bytes(range(32))
     assert memory_leaf(memory_id, digest) == leaf_hash(MEMORY_LEAF_TYPES, [memory_id, digest])

@@ -22,13 +22,20 @@ USER = {"label": "Person", "name": "User"}
 async def _seed(call: Caller, graph: str) -> dict[str, str]:
     ids = {}
     for key, args in {
-        "swap": {"text": SWAP, "entities": [POOL, MON, USDC], "tags": ["failure", "swap"],
-                 "relations": [{"from": "MON", "type": "TRADES_ON", "to": "MON/USDC-A"}]},
+        "swap": {
+            "text": SWAP,
+            "entities": [POOL, MON, USDC],
+            "tags": ["failure", "swap"],
+            "relations": [{"from": "MON", "type": "TRADES_ON", "to": "MON/USDC-A"}],
+        },
         "liquidity": {"text": "USDC liquidity was low on MON/USDC-A pool", "entities": [POOL, USDC]},
-        "prefers": {"text": "User prefers USDC over USDT", "entities": [USER, USDC, USDT],
-                    "relations": [{"from": "User", "type": "AVOIDS", "to": "USDT"}]},
+        "prefers": {
+            "text": "User prefers USDC over USDT",
+            "entities": [USER, USDC, USDT],
+            "relations": [{"from": "User", "type": "AVOIDS", "to": "USDT"}],
+        },
         "staking": {"text": "MON staking yields 7% a year", "entities": [MON], "tags": ["yield"]},
-    }.items():  # fmt: skip
+    }.items():
         ids[key] = (await call("remember", {**args, "graph": graph})).data["id"]
     return ids
 
@@ -55,7 +62,10 @@ async def test_seed_example_round_trips(transport: str, server_url: str, graph: 
             {"from": first.data["id"], "type": "MENTIONS", "to": "Token:MON"},
         ]
         if first.text is not None:
-            assert first.text == f'Remembered: "Swap of 10 MON to USDC failed on pool MON/USDC-A:…" (id: {first.data["id"]})'
+            assert (
+                first.text
+                == f'Remembered: "Swap of 10 MON to USDC failed on pool MON/USDC-A:…" (id: {first.data["id"]})'
+            )
         await call("forget", {"id": first.data["id"], "graph": graph})
 
         ids = await _seed(call, graph)
@@ -76,7 +86,9 @@ async def test_seed_example_round_trips(transport: str, server_url: str, graph: 
             assert lines[0] == "Recalled 4 memories:"
             assert re.fullmatch(rf"1\. {re.escape(SWAP)}  \(score \d+\.\d\d, hop 0\)", lines[1])
             assert "Context graph:" in lines
-            assert re.fullmatch(r"\d+ nodes \(\d+ entities\), \d+ edges", lines[lines.index("Context graph:") + 1])
+            assert re.fullmatch(
+                r"\d+ nodes \(\d+ entities\), \d+ edges", lines[lines.index("Context graph:") + 1]
+            )
 
         # recall by entity at hops 0, 1, 2: scores fall with distance
         by_hops = [
@@ -96,18 +108,35 @@ async def test_seed_example_round_trips(transport: str, server_url: str, graph: 
         assert linked.data["created"] is True
         if linked.text is not None:
             assert linked.text == f"Linked: MON/USDC-A -[QUOTES]→ USDC (edge {linked.data['id']})"
-        again = await call("link", {"from": POOL, "type": "QUOTES", "to": USDC, "props": {"fee": 0.5}, "graph": graph})
-        assert (again.data["id"], again.data["created"], again.data["props"]) == (linked.data["id"], False, {"fee": 0.5})
+        again = await call(
+            "link", {"from": POOL, "type": "QUOTES", "to": USDC, "props": {"fee": 0.5}, "graph": graph}
+        )
+        assert (again.data["id"], again.data["created"], again.data["props"]) == (
+            linked.data["id"],
+            False,
+            {"fee": 0.5},
+        )
 
         # explore in each direction, with a type filter
-        out = await call("explore", {"start": "Pool:MON/USDC-A", "maxDepth": 1, "direction": "out", "graph": graph})
-        assert {(n["id"], n["depth"]) for n in out.data["nodes"]} == {("Pool:MON/USDC-A", 0), ("Token:USDC", 1)}
+        out = await call(
+            "explore", {"start": "Pool:MON/USDC-A", "maxDepth": 1, "direction": "out", "graph": graph}
+        )
+        assert {(n["id"], n["depth"]) for n in out.data["nodes"]} == {
+            ("Pool:MON/USDC-A", 0),
+            ("Token:USDC", 1),
+        }
         assert [(e["from"], e["type"], e["to"]) for e in out.data["edges"]] == [
             ("Pool:MON/USDC-A", "QUOTES", "Token:USDC")
         ]
         into = await call(
             "explore",
-            {"start": ["Pool:MON/USDC-A"], "maxDepth": 1, "direction": "in", "types": ["MENTIONS"], "graph": graph},
+            {
+                "start": ["Pool:MON/USDC-A"],
+                "maxDepth": 1,
+                "direction": "in",
+                "types": ["MENTIONS"],
+                "graph": graph,
+            },
         )
         assert {n["id"] for n in into.data["nodes"]} == {"Pool:MON/USDC-A", ids["swap"], ids["liquidity"]}
         assert {n["label"] for n in into.data["nodes"]} == {"Pool", "Memory"}
@@ -137,12 +166,35 @@ BAD_CALLS = [
     ("remember", {"text": ""}),
     ("remember", {"text": "   "}),
     ("remember", {"text": "x" * 4001}),
-    ("remember", {"text": "ok", "entities": [MON, USDC], "relations": [{"from": "MON", "type": "trades-on", "to": "USDC"}]}),
+    (
+        "remember",
+        {
+            "text": "ok",
+            "entities": [MON, USDC],
+            "relations": [{"from": "MON", "type": "trades-on", "to": "USDC"}],
+        },
+    ),
     ("remember", {"text": "ok", "entities": [{"label": "Pool`) DETACH DELETE n //", "name": "x"}]}),
-    ("remember", {"text": "ok", "entities": [MON], "relations": [{"from": "MON", "type": "X]->() DETACH DELETE n //", "to": "MON"}]}),
-    ("remember", {"text": "ok", "entities": [MON], "relations": [{"from": "MON", "type": "PAIRS", "to": "Nowhere"}]}),
-    ("remember", {"text": "ok", "entities": [{"label": "Person", "name": "Mercury"}, {"label": "Planet", "name": "Mercury"}],
-                  "relations": [{"from": "Mercury", "type": "ORBITS", "to": "Mercury"}]}),
+    (
+        "remember",
+        {
+            "text": "ok",
+            "entities": [MON],
+            "relations": [{"from": "MON", "type": "X]->() DETACH DELETE n //", "to": "MON"}],
+        },
+    ),
+    (
+        "remember",
+        {"text": "ok", "entities": [MON], "relations": [{"from": "MON", "type": "PAIRS", "to": "Nowhere"}]},
+    ),
+    (
+        "remember",
+        {
+            "text": "ok",
+            "entities": [{"label": "Person", "name": "Mercury"}, {"label": "Planet", "name": "Mercury"}],
+            "relations": [{"from": "Mercury", "type": "ORBITS", "to": "Mercury"}],
+        },
+    ),
     ("remember", {"text": "ok", "entities": [{"label": "Memory", "name": "x"}]}),
     ("remember", {"text": "ok", "surprise": 1}),
     ("recall", {"query": "swap", "hops": 4}),
@@ -159,7 +211,7 @@ BAD_CALLS = [
     ("explore", {"start": "Pool:MON/USDC-A", "types": ["MENTIONS]-() DETACH DELETE n //"]}),
     ("explore", {"start": "mem_0000000000000000"}),
     ("forget", {"id": "mem_0000000000000000"}),
-]  # fmt: skip
+]
 EXPECTED_CODE = {14: "not_found", 22: "not_found", 23: "not_found", 6: "not_found"}
 
 
@@ -169,10 +221,22 @@ async def test_bad_input_gets_a_typed_error_and_writes_nothing(
 ) -> None:
     async with connect(transport, server_url) as call:
         await call("remember", {"text": "Pool MON/USDC-A exists", "entities": [POOL], "graph": graph})
-        await call("remember", {"text": "Mercury is a planet", "entities": [{"label": "Planet", "name": "Mercury"}], "graph": graph})
+        await call(
+            "remember",
+            {
+                "text": "Mercury is a planet",
+                "entities": [{"label": "Planet", "name": "Mercury"}],
+                "graph": graph,
+            },
+        )
         before = await count_nodes(store, graph)
         for n, (tool, args) in enumerate(BAD_CALLS):
             with pytest.raises(ToolFailure) as failure:
                 await call(tool, {**args, "graph": graph})
-            assert failure.value.code == EXPECTED_CODE.get(n, "invalid_input"), (n, tool, args, str(failure.value))
+            assert failure.value.code == EXPECTED_CODE.get(n, "invalid_input"), (
+                n,
+                tool,
+                args,
+                str(failure.value),
+            )
         assert await count_nodes(store, graph) == before

@@ -39,9 +39,23 @@ def _read_urls(process: subprocess.Popen[str]) -> tuple[dict[str, str], str]:
 
 def test_graphsvc_up_starts_everything_prints_working_urls_and_sigterm_stops_it_all(tmp_path: Path) -> None:
     bolt, browser, http, rpc = free_port(), free_port(), free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")} | {"GRAPHSVC_HTTP_PORT": str(http)}
-    command = [sys.executable, "-m", "graphsvc.cli", "up", "--home", str(tmp_path), "--bolt-port", str(bolt),
-               "--http-port", str(browser), "--chain-port", str(rpc)]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")} | {
+        "GRAPHSVC_HTTP_PORT": str(http)
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "graphsvc.cli",
+        "up",
+        "--home",
+        str(tmp_path),
+        "--bolt-port",
+        str(bolt),
+        "--http-port",
+        str(browser),
+        "--chain-port",
+        str(rpc),
+    ]
     env = {k: v for k, v in env.items() if k not in ("MONAD_RPC_URL", "ANCHOR_CONTRACT")}
     with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True) as process:
         try:
@@ -52,7 +66,11 @@ def test_graphsvc_up_starts_everything_prints_working_urls_and_sigterm_stops_it_
     assert exit_code == 0
     assert not (tmp_path / "neo4j" / "neo4j.pid").exists()
     assert not (tmp_path / "chain" / "anvil.pid").exists()
-    for stopped in (f"http://127.0.0.1:{browser}/", f"http://127.0.0.1:{rpc}/", f"http://127.0.0.1:{http}/health"):
+    for stopped in (
+        f"http://127.0.0.1:{browser}/",
+        f"http://127.0.0.1:{rpc}/",
+        f"http://127.0.0.1:{http}/health",
+    ):
         with pytest.raises(httpx.ConnectError):
             httpx.get(stopped)
 
@@ -67,7 +85,9 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     assert "Neo4j Browser" in httpx.get(f"http://127.0.0.1:{browser}/browser/").text
     refused = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"})
     assert refused.status_code == 401
-    stored = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"}, headers=bearer)
+    stored = httpx.post(
+        f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"}, headers=bearer
+    )
     assert stored.status_code == 201
     anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60, headers=bearer).json()
     assert (anchored["status"], anchored["count"]) == ("anchored", 1)
@@ -89,4 +109,6 @@ def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:
         with pytest.raises(local_chain.ChainError, match="in use"):
             local_chain.start(tmp_path / "chain", port=port)
         with pytest.raises(local_neo4j.DevstackError, match="in use"):
-            local_neo4j.start(tmp_path / "neo4j", bolt_port=port, http_port=free_port(), password="long-enough")
+            local_neo4j.start(
+                tmp_path / "neo4j", bolt_port=port, http_port=free_port(), password="long-enough"
+            )

@@ -85,12 +85,15 @@ def _rest_caller(http: httpx.AsyncClient) -> Caller:
 
 
 @asynccontextmanager
-async def connect(transport: str, base_url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Caller]:
+async def connect(
+    transport: str, base_url: str, headers: dict[str, str] | None = None
+) -> AsyncIterator[Caller]:
     headers = headers or {}
     if transport == "mcp-streamable-http":
-        async with create_mcp_http_client(headers=headers) as http, Client(
-            streamable_http_client(f"{base_url}/mcp", http_client=http)
-        ) as client:
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client,
+        ):
             yield _mcp_caller(client)
     elif transport == "mcp-sse":
         async with Client(sse_client(f"{base_url}/sse", headers=headers)) as client:

@@ -70,16 +70,22 @@ class OnChainAnchor:
 class AnchorContract:
     """Signs, sends and reads anchor transactions for one contract and one signer."""
 
-    def __init__(self, rpc_url: str, address: str | None, private_key: str | None, chain_id: int | None = None):
+    def __init__(
+        self, rpc_url: str, address: str | None, private_key: str | None, chain_id: int | None = None
+    ):
         provider = AsyncHTTPProvider(
-            rpc_url, exception_retry_configuration=None, request_kwargs={"timeout": aiohttp.ClientTimeout(TIMEOUT_S)}
+            rpc_url,
+            exception_retry_configuration=None,
+            request_kwargs={"timeout": aiohttp.ClientTimeout(TIMEOUT_S)},
         )
         self.w3 = AsyncWeb3(provider)
         self.rpc_url = rpc_url
         self.expected_chain_id = chain_id
         self._abi = load_artifact()["abi"]
         self._errors = {
-            "0x" + keccak(text=f"{e['name']}({','.join(i['type'] for i in e['inputs'])})")[:4].hex(): e["name"]
+            "0x" + keccak(text=f"{e['name']}({','.join(i['type'] for i in e['inputs'])})")[:4].hex(): e[
+                "name"
+            ]
             for e in self._abi
             if e["type"] == "error"
         }
@@ -136,9 +142,13 @@ class AnchorContract:
         """Deploy the anchor contract from the committed artifact; returns its address."""
         artifact = load_artifact()
         factory = self.w3.eth.contract(abi=artifact["abi"], bytecode=artifact["bytecode"])
-        signed = await self._sign(await factory.constructor().build_transaction({"from": self.signer.address}))
+        signed = await self._sign(
+            await factory.constructor().build_transaction({"from": self.signer.address})
+        )
         await self.broadcast(signed.raw)
-        receipt = await self._rpc(lambda: self.w3.eth.wait_for_transaction_receipt(signed.tx_hash, timeout=60))
+        receipt = await self._rpc(
+            lambda: self.w3.eth.wait_for_transaction_receipt(signed.tx_hash, timeout=60)
+        )
         return str(receipt["contractAddress"])
 
     async def _sign(self, tx: dict[str, Any], nonce: int | None = None) -> SignedAnchor:
@@ -216,7 +226,10 @@ class AnchorContract:
 
     async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool:
         fn = self._contract.functions.verifyMemory(
-            bytes.fromhex(root[2:]), memory_id, bytes.fromhex(memory_hash[2:]), [bytes.fromhex(p[2:]) for p in proof]
+            bytes.fromhex(root[2:]),
+            memory_id,
+            bytes.fromhex(memory_hash[2:]),
+            [bytes.fromhex(p[2:]) for p in proof],
         )
         try:
             return bool(await self._rpc(lambda: fn.call(block_identifier="finalized")))
@@ -225,7 +238,10 @@ class AnchorContract:
 
     def verify_calldata(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> str:
         fn = self._contract.functions.verifyMemory(
-            bytes.fromhex(root[2:]), memory_id, bytes.fromhex(memory_hash[2:]), [bytes.fromhex(p[2:]) for p in proof]
+            bytes.fromhex(root[2:]),
+            memory_id,
+            bytes.fromhex(memory_hash[2:]),
+            [bytes.fromhex(p[2:]) for p in proof],
         )
         return str(fn._encode_transaction_data())
 

@@ -60,8 +60,20 @@ def start(home: Path, *, port: int = 8545, block_time: float | None = None) -> L
     if not port_free(port):
         raise ChainError(f"port {port} is in use: stop what listens there or pick another port")
     url = f"http://127.0.0.1:{port}"
-    command = [str(install()), "--host", "127.0.0.1", "--port", str(port), "--slots-in-an-epoch", "1",
-               "--chain-id", str(DEV_CHAIN_ID), "--state", str(home / "state.json"), "--silent"]  # fmt: skip
+    command = [
+        str(install()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--slots-in-an-epoch",
+        "1",
+        "--chain-id",
+        str(DEV_CHAIN_ID),
+        "--state",
+        str(home / "state.json"),
+        "--silent",
+    ]
     if block_time:
         command += ["--block-time", str(block_time)]
     process = spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)

@@ -63,7 +63,9 @@ def fetch() -> Path:
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "pom.xml").write_text(pom)
         staging = Path(work) / "lib"
-        print(f"fetching Neo4j {NEO4J_VERSION} + Browser {BROWSER_VERSION} from Maven Central…", file=sys.stderr)
+        print(
+            f"fetching Neo4j {NEO4J_VERSION} + Browser {BROWSER_VERSION} from Maven Central…", file=sys.stderr
+        )
         done = subprocess.run(
             ["mvn", "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={staging}"],
             cwd=work,
@@ -156,25 +158,38 @@ def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password:
             text=True,
         )
         if done.returncode != 0:  # e.g. a password shorter than 8 characters
-            raise DevstackError(f"setting the initial password failed: {(done.stderr or done.stdout).strip()[-500:]}")
+            raise DevstackError(
+                f"setting the initial password failed: {(done.stderr or done.stdout).strip()[-500:]}"
+            )
     command = [
-        "java", "-Xms512m", "-Xmx1g",
-        "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
-        "-cp", classpath, "org.neo4j.server.CommunityEntryPoint",
-        f"--home-dir={home}", f"--config-dir={home / 'conf'}", "--console-mode",
-    ]  # fmt: skip
+        "java",
+        "-Xms512m",
+        "-Xmx1g",
+        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        "-cp",
+        classpath,
+        "org.neo4j.server.CommunityEntryPoint",
+        f"--home-dir={home}",
+        f"--config-dir={home / 'conf'}",
+        "--console-mode",
+    ]
     with open(home / "logs" / "console.log", "ab") as log:
         process = spawn(command, cwd=home, env=_java_env(home), stdout=log, stderr=subprocess.STDOUT)
     pid_file.write_text(str(process.pid))
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise DevstackError(f"Neo4j exited with {process.returncode}; see {home / 'logs' / 'console.log'}")
+            raise DevstackError(
+                f"Neo4j exited with {process.returncode}; see {home / 'logs' / 'console.log'}"
+            )
         if _answers(f"http://127.0.0.1:{http_port}/"):
             return LocalNeo4j(home, bolt_port, http_port, process.pid)
         time.sleep(0.5)
     stop(home)
-    raise DevstackError(f"Neo4j did not answer within {READY_TIMEOUT_S:.0f}s; see {home / 'logs' / 'console.log'}")
+    raise DevstackError(
+        f"Neo4j did not answer within {READY_TIMEOUT_S:.0f}s; see {home / 'logs' / 'console.log'}"
+    )
 
 
 def stop(home: Path) -> bool:

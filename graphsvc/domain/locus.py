@@ -17,7 +17,12 @@ from graphsvc.domain.models import DEFAULT_GRAPH, Graph, _In, _Out
 
 EventKind = Literal["fact", "action", "decision", "observation", "feedback"]
 Source = Literal["agent", "user", "system", "validator", "executor"]
-LINK_TYPES = {"reinforces": "REINFORCES", "extends": "EXTENDS", "contradicts": "CONTRADICTS", "related_to": "RELATED_TO"}
+LINK_TYPES = {
+    "reinforces": "REINFORCES",
+    "extends": "EXTENDS",
+    "contradicts": "CONTRADICTS",
+    "related_to": "RELATED_TO",
+}
 _CONTEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}:\S.{0,199}$")
 
 
@@ -38,7 +43,9 @@ class StoreEventInput(_In):
         validation_alias=AliasChoices("payload", "content"),
         description='Recommended shape: {"data": {"topic": "...", "value": "..."}}; any JSON is kept',
     )
-    context_id: ContextId | None = Field(default=None, validation_alias=AliasChoices("context_id", "event_id"))
+    context_id: ContextId | None = Field(
+        default=None, validation_alias=AliasChoices("context_id", "event_id")
+    )
     source: Source = "agent"
     reinforces: ContextIds = Field(default_factory=list)
     extends: ContextIds = Field(default_factory=list)

@@ -112,7 +112,9 @@ class RememberInput(_In):
 
 class RecallInput(_In):
     query: Annotated[str, Field(max_length=4000)] | None = Field(default=None, description="Keywords")
-    entity: Name | None = Field(default=None, description="Entity name (or Label:name id) to anchor the search")
+    entity: Name | None = Field(
+        default=None, description="Entity name (or Label:name id) to anchor the search"
+    )
     hops: int = Field(default=1, ge=0, le=3)
     limit: int = Field(default=10, ge=1, le=50)
     graph: Graph = DEFAULT_GRAPH
@@ -122,7 +124,9 @@ class LinkInput(_In):
     from_: EntityIn = Field(alias="from")
     type: RelType = Field(description='UPPER_SNAKE_CASE, e.g. "TRADES_ON"')
     to: EntityIn
-    props: Annotated[dict[str, Any], AfterValidator(_check_props)] = Field(default_factory=dict, max_length=32)
+    props: Annotated[dict[str, Any], AfterValidator(_check_props)] = Field(
+        default_factory=dict, max_length=32
+    )
     graph: Graph = DEFAULT_GRAPH
 
 
@@ -196,7 +200,11 @@ class RecallResult(_Out):
 
     @classmethod
     def build(
-        cls, memories: list[RecalledMemory], nodes: list[str], edges: list[tuple[str, str, str]], truncated: bool
+        cls,
+        memories: list[RecalledMemory],
+        nodes: list[str],
+        edges: list[tuple[str, str, str]],
+        truncated: bool,
     ) -> RecallResult:
         result = cls(memories=memories, relations=[" ".join(e) for e in edges], contextTruncated=truncated)
         result._nodes, result._edges = nodes, edges

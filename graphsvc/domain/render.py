@@ -120,7 +120,9 @@ def list_contexts_text(result: ListContextsResult) -> str:
 def insights_text(result: InsightsResult) -> str:
     lines = [f"Insights for: {clip(result.task, 100)}"]
     for insight in result.insights:
-        lines.append(f"- {insight.context_id}: {len(insight.knowledge)} relevant, reinforced {insight.reinforced}x")
+        lines.append(
+            f"- {insight.context_id}: {len(insight.knowledge)} relevant, reinforced {insight.reinforced}x"
+        )
         lines += [f"    • {clip(k.text, 100)}" for k in insight.knowledge[:3]]
         lines += [f"    ✗ contradicted by: {clip(c.text, 90)}" for c in insight.contradicted_by[:3]]
         if insight.most_recent:

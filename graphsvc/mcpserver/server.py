@@ -19,13 +19,23 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from graphsvc.domain import render
+from graphsvc.domain.locus import (
+    InsightsInput,
+    InsightsResult,
+    ListContextsInput,
+    ListContextsResult,
+    RetrieveInput,
+    RetrieveResult,
+    StoreEventInput,
+    StoreEventResult,
+)
 from graphsvc.domain.models import (
     AnchorResult,
-    Graph,
-    GraphInput,
     ExploreInput,
     ExploreResult,
     ForgetResult,
+    Graph,
+    GraphInput,
     IdInput,
     LinkInput,
     LinkResult,
@@ -37,16 +47,6 @@ from graphsvc.domain.models import (
 )
 from graphsvc.errors import GraphsvcError
 from graphsvc.services.access import AccessService, Need
-from graphsvc.domain.locus import (
-    InsightsInput,
-    InsightsResult,
-    ListContextsInput,
-    ListContextsResult,
-    RetrieveInput,
-    RetrieveResult,
-    StoreEventInput,
-    StoreEventResult,
-)
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
@@ -114,84 +114,152 @@ def create_mcp_server(
     read = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
     tools = [
         _tool(
-            access, "write", "remember",
+            access,
+            "write",
+            "remember",
             "Store a new memory with optional entities (label, name), relations between them "
             "(from, type UPPER_SNAKE_CASE, to: names in entities or already in the graph) and tags.",
-            RememberInput, RememberResult, memory.remember,
+            RememberInput,
+            RememberResult,
+            memory.remember,
             lambda result, request: render.remember_text(result, request.text),
-            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False),
+            ToolAnnotations(
+                readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
+            ),
         ),
         _tool(
-            access, "read", "recall",
+            access,
+            "read",
+            "recall",
             "Search long-term memory by keywords and/or entity name. hops 0-3 (default 1) widens to "
             "memories linked through entities; limit 1-50 (default 10). Memories come scored with their "
             "hop distance, plus the context graph (capped at 300 nodes: contextTruncated).",
-            RecallInput, RecallResult, memory.recall, lambda result, _: render.recall_text(result), read,
+            RecallInput,
+            RecallResult,
+            memory.recall,
+            lambda result, _: render.recall_text(result),
+            read,
         ),
         _tool(
-            access, "write", "link",
+            access,
+            "write",
+            "link",
             "Create a typed relationship (UPPER_SNAKE_CASE) between two entities, creating them if missing; "
             "linking the same pair with the same type again updates its props.",
-            LinkInput, LinkResult, memory.link, lambda result, _: render.link_text(result),
-            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False),
+            LinkInput,
+            LinkResult,
+            memory.link,
+            lambda result, _: render.link_text(result),
+            ToolAnnotations(
+                readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
+            ),
         ),
         _tool(
-            access, "read", "explore",
+            access,
+            "read",
+            "explore",
             "Breadth-first traversal from one or more node ids (memory ids or Label:name entity ids): "
             "maxDepth 0-3 (default 2), direction out|in|both, edge types filter, limit 1-300 nodes.",
-            ExploreInput, ExploreResult, memory.explore, lambda result, _: render.explore_text(result), read,
+            ExploreInput,
+            ExploreResult,
+            memory.explore,
+            lambda result, _: render.explore_text(result),
+            read,
         ),
         _tool(
-            access, "write", "forget",
+            access,
+            "write",
+            "forget",
             "Delete a memory and all its edges. Entities still mentioned elsewhere stay. "
             "An on-chain anchor is not revoked.",
-            IdInput, ForgetResult, memory.forget, lambda result, _: render.forget_text(result),
-            ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False),
+            IdInput,
+            ForgetResult,
+            memory.forget,
+            lambda result, _: render.forget_text(result),
+            ToolAnnotations(
+                readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
+            ),
         ),
         _tool(
-            access, "write", "anchor_now",
+            access,
+            "write",
+            "anchor_now",
             "Anchor all pending (un-anchored) memories of the graph on-chain as one Merkle batch. "
             "Requires MONAD_RPC_URL and ANCHOR_CONTRACT; without them it answers status not_configured.",
-            GraphInput, AnchorResult, anchoring.anchor_now, lambda result, _: render.anchor_text(result),
-            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True),
+            GraphInput,
+            AnchorResult,
+            anchoring.anchor_now,
+            lambda result, _: render.anchor_text(result),
+            ToolAnnotations(
+                readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True
+            ),
         ),
         _tool(
-            access, "read", "verify_memory",
+            access,
+            "read",
+            "verify_memory",
             "Verify a memory's hash and Merkle proof against the root recorded on-chain (at the finalized "
             "block): hashValid, anchored, proofValid, onChain, with the problem when one fails.",
-            IdInput, VerifyResult, anchoring.verify, lambda result, _: render.verify_text(result),
+            IdInput,
+            VerifyResult,
+            anchoring.verify,
+            lambda result, _: render.verify_text(result),
             ToolAnnotations(readOnlyHint=True, openWorldHint=True),
         ),
         # The LocusGraph surface (advanced aliases of the tools above, for agents built for it).
         _tool(
-            access, "write", "store_event",
+            access,
+            "write",
+            "store_event",
             "LocusGraph: store an event (fact|action|decision|observation|feedback) as a memory in its "
             "context (type:name), linked to the contexts it reinforces, extends, contradicts or relates to. "
             "Aliases: event_type/eventType, content, event_id.",
-            StoreEventInput, StoreEventResult, locus.store_event, lambda result, _: render.store_event_text(result),
-            ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False),
+            StoreEventInput,
+            StoreEventResult,
+            locus.store_event,
+            lambda result, _: render.store_event_text(result),
+            ToolAnnotations(
+                readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
+            ),
         ),
         _tool(
-            access, "read", "retrieve_memories",
+            access,
+            "read",
+            "retrieve_memories",
             "LocusGraph: ranked memories for a query (the recall engine), filtered by context_ids or "
             "context_types ({type: [names]}, [] for every name); include_ids adds memory and context ids.",
-            RetrieveInput, RetrieveResult, locus.retrieve, lambda result, _: render.retrieve_text(result), read,
+            RetrieveInput,
+            RetrieveResult,
+            locus.retrieve,
+            lambda result, _: render.retrieve_text(result),
+            read,
         ),
         _tool(
-            access, "read", "list_contexts",
+            access,
+            "read",
+            "list_contexts",
             "LocusGraph: contexts (type:name) with their event counts, filtered by type and name, "
             "paged (limit, default 100; page, default 0) in a stable order, with the total.",
-            ListContextsInput, ListContextsResult, locus.list_contexts,
-            lambda result, _: render.list_contexts_text(result), read,
+            ListContextsInput,
+            ListContextsResult,
+            locus.list_contexts,
+            lambda result, _: render.list_contexts_text(result),
+            read,
         ),
         _tool(
-            access, "write", "generate_insights",
+            access,
+            "write",
+            "generate_insights",
             "LocusGraph: for a task, the most relevant knowledge grouped by context, with how often each "
             "context is reinforced, what contradicts it, and its latest event (no LLM; deterministic). "
             "Alias: context_query for locus_query.",
-            InsightsInput, InsightsResult, locus.insights, lambda result, _: render.insights_text(result), read,
+            InsightsInput,
+            InsightsResult,
+            locus.insights,
+            lambda result, _: render.insights_text(result),
+            read,
         ),
-    ]  # fmt: skip
+    ]
     return MCPServer("graphsvc", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
 
 

@@ -6,30 +6,11 @@ from dataclasses import dataclass
 from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
-from fastapi.security import HTTPBearer
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel
 
-from graphsvc.domain.models import (
-    AnchorResult,
-    GraphInput,
-    ProofBundle,
-    VerifyResult,
-    ExploreInput,
-    ExploreResult,
-    ForgetResult,
-    Graph,
-    IdInput,
-    LinkInput,
-    LinkResult,
-    RecallInput,
-    RecallResult,
-    RememberInput,
-    RememberResult,
-)
-from graphsvc.errors import GraphsvcError
-from graphsvc.services.access import AccessService, Need
 from graphsvc.domain.locus import (
     InsightsInput,
     InsightsResult,
@@ -40,10 +21,28 @@ from graphsvc.domain.locus import (
     StoreEventInput,
     StoreEventResult,
 )
+from graphsvc.domain.models import (
+    AnchorResult,
+    ExploreInput,
+    ExploreResult,
+    ForgetResult,
+    Graph,
+    GraphInput,
+    IdInput,
+    LinkInput,
+    LinkResult,
+    ProofBundle,
+    RecallInput,
+    RecallResult,
+    RememberInput,
+    RememberResult,
+    VerifyResult,
+)
+from graphsvc.errors import GraphsvcError
+from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
-
 
 B = TypeVar("B", bound=BaseModel)
 
@@ -71,13 +70,15 @@ class Caller:
 
     async def scoped(self, body: B, need: Need) -> B:
         """`body` with its graph set to the one this caller may use."""
-        named = getattr(body, "graph") if "graph" in body.model_fields_set else None
+        named = body.graph if "graph" in body.model_fields_set else None
         return body.model_copy(update={"graph": await self.graph(need, named)})
 
 
 def _caller(
     request: Request,
-    _: Annotated[object, Depends(HTTPBearer(auto_error=False, description="gsk_... token (graphsvc token create)"))],
+    _: Annotated[
+        object, Depends(HTTPBearer(auto_error=False, description="gsk_... token (graphsvc token create)"))
+    ],
     x_graph_id: Annotated[str | None, Header(description="Must name the token's graph if given")] = None,
 ) -> Caller:
     return Caller(request.app.state.access, request.headers.get("authorization"), x_graph_id)
@@ -122,13 +123,17 @@ async def forget(memory_id: str, memory: Memory, who: Who, graph: GraphQuery = N
 
 
 @memories.get("/{memory_id}/verify", operation_id="verify_memory")
-async def verify_memory(memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None) -> VerifyResult:
+async def verify_memory(
+    memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None
+) -> VerifyResult:
     """Check the memory's hash, batch, Merkle proof and on-chain root."""
     return await anchoring.verify(IdInput(id=memory_id, graph=await who.graph("read", graph)))
 
 
 @memories.get("/{memory_id}/proof", operation_id="proof_bundle")
-async def proof_bundle(memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None) -> ProofBundle:
+async def proof_bundle(
+    memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None
+) -> ProofBundle:
     """A self-contained proof that verifies without graphsvc (see the README)."""
     return await anchoring.bundle(IdInput(id=memory_id, graph=await who.graph("read", graph)))
 

@@ -63,7 +63,9 @@ class AccessService:
 
     # ---- tokens ---------------------------------------------------------------------------------
 
-    async def create(self, graph: str, scopes: list[str], expires_at: datetime | None = None) -> tuple[str, TokenInfo]:
+    async def create(
+        self, graph: str, scopes: list[str], expires_at: datetime | None = None
+    ) -> tuple[str, TokenInfo]:
         """A new token; the secret is returned here once and never stored."""
         unknown = sorted(set(scopes) - set(SCOPES))
         if unknown or not scopes:
@@ -72,13 +74,22 @@ class AccessService:
             scopes = [READ, *scopes]
         token_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         info = TokenInfo(
-            id=token_id, graph=graph, scopes=sorted(set(scopes)), createdAt=format_timestamp(datetime.now(UTC)),
-            expiresAt=format_timestamp(expires_at) if expires_at else None, revoked=False,
-        )  # fmt: skip
+            id=token_id,
+            graph=graph,
+            scopes=sorted(set(scopes)),
+            createdAt=format_timestamp(datetime.now(UTC)),
+            expiresAt=format_timestamp(expires_at) if expires_at else None,
+            revoked=False,
+        )
         await self._store.run(
-            "auth/create_token", id=token_id, hash=_digest(secret), graph=graph, scopes=info.scopes,
-            createdAt=info.createdAt, expiresAt=info.expiresAt,
-        )  # fmt: skip
+            "auth/create_token",
+            id=token_id,
+            hash=_digest(secret),
+            graph=graph,
+            scopes=info.scopes,
+            createdAt=info.createdAt,
+            expiresAt=info.expiresAt,
+        )
         return f"{PREFIX}{token_id}_{secret}", info
 
     async def list(self) -> list[TokenInfo]:

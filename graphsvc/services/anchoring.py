@@ -97,7 +97,8 @@ class AnchoringService:
         """
         if self._chain is None:
             return AnchorResult(
-                status="not_configured", reason="anchoring needs MONAD_RPC_URL and ANCHOR_CONTRACT (and a signer key)"
+                status="not_configured",
+                reason="anchoring needs MONAD_RPC_URL and ANCHOR_CONTRACT (and a signer key)",
             )
         async with self._leased() as fence:
             await self._finish(fence, graph=req.graph)
@@ -116,16 +117,22 @@ class AnchoringService:
 
     def _anchored(self, batch: Row) -> AnchorResult:
         return AnchorResult(
-            status="anchored", root=batch["root"], count=batch["count"], txHash=batch["txHash"],
-            blockNumber=batch["blockNumber"], anchoredAt=batch["anchoredAt"],
+            status="anchored",
+            root=batch["root"],
+            count=batch["count"],
+            txHash=batch["txHash"],
+            blockNumber=batch["blockNumber"],
+            anchoredAt=batch["anchoredAt"],
             explorerUrl=self._explorer_url(batch["txHash"]),
-        )  # fmt: skip
+        )
 
     def _leased(self) -> _Lease:
         return _Lease(self)
 
     async def acquire(self) -> int:
-        rows = await self._store.run("anchor/lease", owner=self.owner, now=_now_ms(), ttlMs=self._lease_ttl_ms)
+        rows = await self._store.run(
+            "anchor/lease", owner=self.owner, now=_now_ms(), ttlMs=self._lease_ttl_ms
+        )
         if not rows:
             raise Conflict("another graphsvc replica is anchoring right now; try again shortly")
         return int(rows[0]["fence"])
@@ -146,7 +153,11 @@ class AnchoringService:
             if graph is not None and batch["graph"] != graph:
                 continue
             if batch.get("contract") and batch["contract"].lower() != (chain.address or "").lower():
-                log.warning("batch %s was signed for contract %s, not this one: left alone", batch["root"], batch["contract"])
+                log.warning(
+                    "batch %s was signed for contract %s, not this one: left alone",
+                    batch["root"],
+                    batch["contract"],
+                )
                 continue
             try:
                 await self.advance(batch, fence)
@@ -168,21 +179,37 @@ class AnchoringService:
             ids = pending["ids"]
             if not ids:
                 return None
-            leaves = [memory_leaf(i, bytes.fromhex(h[2:])) for i, h in zip(ids, pending["hashes"], strict=True)]
+            leaves = [
+                memory_leaf(i, bytes.fromhex(h[2:])) for i, h in zip(ids, pending["hashes"], strict=True)
+            ]
             tree = MerkleTree.build(leaves)
             root = _hex(tree.root)
             rows = await tx.run(
-                "anchor/seal", owner=self.owner, fence=fence, graph=graph, root=root, ids=ids,
-                proofs=[pack_proof(tree.proof(leaf)) for leaf in leaves], now=format_timestamp(datetime.now(UTC)),
-            )  # fmt: skip
+                "anchor/seal",
+                owner=self.owner,
+                fence=fence,
+                graph=graph,
+                root=root,
+                ids=ids,
+                proofs=[pack_proof(tree.proof(leaf)) for leaf in leaves],
+                now=format_timestamp(datetime.now(UTC)),
+            )
             if not rows or rows[0]["sealed"] != len(ids):
                 raise Conflict("the anchoring lease was lost or the pending set changed; nothing was sealed")
-            return {"graph": graph, "root": root, "seq": rows[0]["seq"], "count": len(ids), "status": "SEALED"}
+            return {
+                "graph": graph,
+                "root": root,
+                "seq": rows[0]["seq"],
+                "count": len(ids),
+                "status": "SEALED",
+            }
 
         return await self._store.write_transaction(work)
 
     async def _update(self, batch: Row, fence: int, **changes: Any) -> Row:
-        rows = await self._store.run("anchor/update", owner=self.owner, fence=fence, root=batch["root"], changes=changes)
+        rows = await self._store.run(
+            "anchor/update", owner=self.owner, fence=fence, root=batch["root"], changes=changes
+        )
         if not rows:
             raise Conflict("the anchoring lease was lost to another replica")
         return rows[0]["batch"]
@@ -193,11 +220,19 @@ class AnchoringService:
         for _ in range(3):
             status = batch["status"]
             if status == "SEALED":
-                signed = await chain.sign_anchor(batch["root"], batch["seq"], batch["count"], await chain.pending_nonce())
+                signed = await chain.sign_anchor(
+                    batch["root"], batch["seq"], batch["count"], await chain.pending_nonce()
+                )
                 batch = await self._update(
-                    batch, fence, status="SIGNED", nonce=signed.nonce, rawTx=signed.raw, txHash=signed.tx_hash,
-                    chainId=await chain.chain_id(), contract=chain.address,
-                )  # fmt: skip
+                    batch,
+                    fence,
+                    status="SIGNED",
+                    nonce=signed.nonce,
+                    rawTx=signed.raw,
+                    txHash=signed.tx_hash,
+                    chainId=await chain.chain_id(),
+                    contract=chain.address,
+                )
             if batch["status"] in ("SIGNED", "SUBMITTED"):
                 await chain.broadcast(batch["rawTx"])
                 if batch["status"] == "SIGNED":
@@ -225,16 +260,21 @@ class AnchoringService:
             return await self._included(batch, fence)
         if await chain.mined_nonce() > batch["nonce"]:
             return await self._update(batch, fence, status="SEALED")
-        raise ChainUnavailable(f"transaction {batch['txHash']} is not mined yet; the batch will be reconciled")
+        raise ChainUnavailable(
+            f"transaction {batch['txHash']} is not mined yet; the batch will be reconciled"
+        )
 
     async def _included(self, batch: Row, fence: int) -> Row:
         record = await self._require_chain().anchor_of(batch["root"], "latest")
         if record is None:
             raise ChainUnavailable("the chain does not show the anchor yet")
         return await self._update(
-            batch, fence, status="INCLUDED", blockNumber=record.block_number,
+            batch,
+            fence,
+            status="INCLUDED",
+            blockNumber=record.block_number,
             anchoredAt=record.anchored_at * 1000,
-        )  # fmt: skip
+        )
 
     async def _finalize_if_final(self, batch: Row, fence: int) -> Row:
         if await self._require_chain().anchor_of(batch["root"], "finalized") is not None:
@@ -262,7 +302,9 @@ class AnchoringService:
         problems: list[str] = []
         if memory is None:
             hash_valid = False
-            problems.append(f"memory was forgotten at {tombstone['forgottenAt']}; its tombstone keeps id, hash and proof")
+            problems.append(
+                f"memory was forgotten at {tombstone['forgottenAt']}; its tombstone keeps id, hash and proof"
+            )
         else:
             hash_valid = _recomputed_hash(memory) == stored_hash
             if not hash_valid:
@@ -270,7 +312,9 @@ class AnchoringService:
         anchored = batch is not None and batch.get("status") in ("INCLUDED", "FINALIZED")
         root = batch["root"] if batch else None
         leaf = memory_leaf(req.id, bytes.fromhex(stored_hash[2:]))
-        proof_valid = bool(root) and verify(bytes.fromhex(root[2:]), leaf, [bytes.fromhex(p[2:]) for p in proof])
+        proof_valid = bool(root) and verify(
+            bytes.fromhex(root[2:]), leaf, [bytes.fromhex(p[2:]) for p in proof]
+        )
         if batch is None:
             problems.append("not anchored yet: run anchor_now")
         elif not anchored:
@@ -280,20 +324,32 @@ class AnchoringService:
         on_chain = anchored and await self._on_chain(batch, req.id, stored_hash, proof, problems)
         tx_hash = batch.get("txHash") if batch else None
         result = VerifyResult(
-            id=req.id, verified=hash_valid and anchored and proof_valid and on_chain, hashValid=hash_valid,
-            anchored=anchored, proofValid=proof_valid, onChain=on_chain, root=root, txHash=tx_hash,
-            explorerUrl=self._explorer_url(tx_hash) if tx_hash else None, problem="; ".join(problems) or None,
-        )  # fmt: skip
+            id=req.id,
+            verified=hash_valid and anchored and proof_valid and on_chain,
+            hashValid=hash_valid,
+            anchored=anchored,
+            proofValid=proof_valid,
+            onChain=on_chain,
+            root=root,
+            txHash=tx_hash,
+            explorerUrl=self._explorer_url(tx_hash) if tx_hash else None,
+            problem="; ".join(problems) or None,
+        )
         result._steps = len(proof)
         return result
 
-    async def _on_chain(self, batch: Row, memory_id: str, stored_hash: str, proof: list[str], problems: list[str]) -> bool:
+    async def _on_chain(
+        self, batch: Row, memory_id: str, stored_hash: str, proof: list[str], problems: list[str]
+    ) -> bool:
         chain = self._chain
         if chain is None:
             problems.append("no chain is configured, so the root cannot be checked on chain")
             return False
         try:
-            if await chain.chain_id() != batch["chainId"] or (chain.address or "").lower() != batch["contract"].lower():
+            if (
+                await chain.chain_id() != batch["chainId"]
+                or (chain.address or "").lower() != batch["contract"].lower()
+            ):
                 problems.append("the configured chain or contract is not the one this batch was anchored on")
                 return False
             if await chain.anchor_of(batch["root"], "finalized") is None:
@@ -319,11 +375,19 @@ class AnchoringService:
         stored_hash, proof = (memory or tombstone)["hash"], _proof(row)
         chain = self._chain
         return ProofBundle(
-            id=req.id, hash=stored_hash, envelope=_envelope(memory) if memory else None, proof=proof,
-            root=batch["root"], chainId=batch.get("chainId"), contract=batch.get("contract"),
-            txHash=batch.get("txHash"), blockNumber=batch.get("blockNumber"),
-            verifyCalldata=chain.verify_calldata(batch["root"], req.id, stored_hash, proof) if chain else None,
-        )  # fmt: skip
+            id=req.id,
+            hash=stored_hash,
+            envelope=_envelope(memory) if memory else None,
+            proof=proof,
+            root=batch["root"],
+            chainId=batch.get("chainId"),
+            contract=batch.get("contract"),
+            txHash=batch.get("txHash"),
+            blockNumber=batch.get("blockNumber"),
+            verifyCalldata=chain.verify_calldata(batch["root"], req.id, stored_hash, proof)
+            if chain
+            else None,
+        )
 
 
 class _Lease:
@@ -353,9 +417,13 @@ def _proof(row: Row) -> list[str]:
 
 def _envelope_fields(memory: Row) -> dict[str, Any]:
     return {
-        "id": memory["id"], "graph": memory["graph"], "text": memory["text"], "tags": memory["tags"] or [],
-        "entities": memory["entities"] or [], "created_at": memory["createdAt"],
-    }  # fmt: skip
+        "id": memory["id"],
+        "graph": memory["graph"],
+        "text": memory["text"],
+        "tags": memory["tags"] or [],
+        "entities": memory["entities"] or [],
+        "created_at": memory["createdAt"],
+    }
 
 
 def _recomputed_hash(memory: Row) -> str:

@@ -80,7 +80,9 @@ class LocusService:
 
     async def store_event(self, req: StoreEventInput) -> StoreEventResult:
         linked = {kind: getattr(req, kind) for kind in LINK_TYPES}
-        contexts = list(dict.fromkeys([c for c in [req.context_id] if c] + [c for cs in linked.values() for c in cs]))
+        contexts = list(
+            dict.fromkeys([c for c in [req.context_id] if c] + [c for cs in linked.values() for c in cs])
+        )
         links = [(LINK_TYPES[kind], f"Context:{c}") for kind, cs in linked.items() for c in dict.fromkeys(cs)]
         extra: dict[str, Any] = {"eventKind": req.event_kind, "source": req.source}
         if req.timestamp:
@@ -89,22 +91,30 @@ class LocusService:
             extra["payload"] = json.dumps(req.payload, sort_keys=True, ensure_ascii=False)
         stored = await self._memory.remember(
             RememberInput(
-                text=event_text(req), entities=[EntityIn(label="Context", name=c) for c in contexts],
-                tags=[req.event_kind, f"source:{req.source}", *map(_words, contexts)], graph=req.graph,
+                text=event_text(req),
+                entities=[EntityIn(label="Context", name=c) for c in contexts],
+                tags=[req.event_kind, f"source:{req.source}", *map(_words, contexts)],
+                graph=req.graph,
             ),
             links=links,
             extra=extra,
-        )  # fmt: skip
+        )
         return StoreEventResult(
-            event_id=stored.id, hash=stored.hash, event_kind=req.event_kind, context_id=req.context_id,
-            contexts=contexts, links=[{"type": t, "to": to.removeprefix("Context:")} for t, to in links],
-        )  # fmt: skip
+            event_id=stored.id,
+            hash=stored.hash,
+            event_kind=req.event_kind,
+            context_id=req.context_id,
+            contexts=contexts,
+            links=[{"type": t, "to": to.removeprefix("Context:")} for t, to in links],
+        )
 
     async def retrieve(self, req: RetrieveInput) -> RetrieveResult:
         recalled = await self._memory.recall(RecallInput(query=req.query, limit=CANDIDATES, graph=req.graph))
         facts = {
             row["id"]: row
-            for row in await self._store.run("locus/event_facts", graph=req.graph, ids=[m.id for m in recalled.memories])
+            for row in await self._store.run(
+                "locus/event_facts", graph=req.graph, ids=[m.id for m in recalled.memories]
+            )
         }
         found = []
         for memory in recalled.memories:
@@ -113,37 +123,54 @@ class LocusService:
             if _wanted(contexts, req.context_ids, req.context_types):
                 found.append(
                     RetrievedMemory(
-                        text=memory.text, score=memory.score, event_kind=fact.get("eventKind"),
-                        source=fact.get("source"), timestamp=fact.get("timestamp"),
+                        text=memory.text,
+                        score=memory.score,
+                        event_kind=fact.get("eventKind"),
+                        source=fact.get("source"),
+                        timestamp=fact.get("timestamp"),
                         id=memory.id if req.include_ids else None,
                         context_ids=sorted(contexts) if req.include_ids else None,
-                    )  # fmt: skip
+                    )
                 )
         return RetrieveResult(memories=found[: req.limit], total=len(found))
 
     async def list_contexts(self, req: ListContextsInput) -> ListContextsResult:
         [row] = await self._store.run(
-            "locus/list_contexts", graph=req.graph, contextType=req.context_type, contextName=req.context_name,
-            skip=req.page * req.limit, limit=req.limit,
-        )  # fmt: skip
+            "locus/list_contexts",
+            graph=req.graph,
+            contextType=req.context_type,
+            contextName=req.context_name,
+            skip=req.page * req.limit,
+            limit=req.limit,
+        )
         return ListContextsResult(
-            contexts=[ContextInfo(**c) for c in row["page"]], total=row["total"], page=req.page, limit=req.limit
+            contexts=[ContextInfo(**c) for c in row["page"]],
+            total=row["total"],
+            page=req.page,
+            limit=req.limit,
         )
 
     async def insights(self, req: InsightsInput) -> InsightsResult:
         retrieved = await self.retrieve(
             RetrieveInput(
-                query=req.locus_query or req.task, limit=req.limit, context_ids=req.context_ids,
-                context_types=req.context_types, include_ids=True, graph=req.graph,
-            )  # fmt: skip
+                query=req.locus_query or req.task,
+                limit=req.limit,
+                context_ids=req.context_ids,
+                context_types=req.context_types,
+                include_ids=True,
+                graph=req.graph,
+            )
         )
         groups: dict[str, list[Knowledge]] = {}
         ungrouped = []
         for memory in retrieved.memories:
             knowledge = Knowledge(
-                id=memory.id or "", text=memory.text, event_kind=memory.event_kind, timestamp=memory.timestamp,
+                id=memory.id or "",
+                text=memory.text,
+                event_kind=memory.event_kind,
+                timestamp=memory.timestamp,
                 score=memory.score,
-            )  # fmt: skip
+            )
             for context in memory.context_ids or []:
                 groups.setdefault(context, []).append(knowledge)
             if not memory.context_ids:
@@ -154,10 +181,14 @@ class LocusService:
         }
         insights = [
             ContextInsight(
-                context_id=context, knowledge=items, reinforced=stats.get(context, {}).get("reinforced", 0),
-                contradicted_by=[Contradiction(**c) for c in stats.get(context, {}).get("contradictedBy", [])],
+                context_id=context,
+                knowledge=items,
+                reinforced=stats.get(context, {}).get("reinforced", 0),
+                contradicted_by=[
+                    Contradiction(**c) for c in stats.get(context, {}).get("contradictedBy", [])
+                ],
                 most_recent=max(items, key=lambda k: (_seconds(k.timestamp), k.id)),
-            )  # fmt: skip
+            )
             for context, items in groups.items()
         ]
         return InsightsResult(task=req.task, insights=insights, ungrouped=ungrouped)

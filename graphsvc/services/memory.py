@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from graphsvc.domain.hashing import format_timestamp, memory_hash
-from graphsvc.domain.render import clip
 from graphsvc.domain.models import (
     CONTEXT_NODE_CAP,
     Edge,
@@ -34,6 +33,7 @@ from graphsvc.domain.models import (
     RememberInput,
     RememberResult,
 )
+from graphsvc.domain.render import clip
 from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
 
@@ -91,7 +91,11 @@ class MemoryService:
     # ---- remember -------------------------------------------------------------------------------
 
     async def remember(
-        self, req: RememberInput, *, links: Sequence[tuple[str, str]] = (), extra: dict[str, Any] | None = None
+        self,
+        req: RememberInput,
+        *,
+        links: Sequence[tuple[str, str]] = (),
+        extra: dict[str, Any] | None = None,
     ) -> RememberResult:
         """Store a memory. `links` (type, entity id) and `extra` properties serve store_event."""
         entities = list({e.id: e for e in req.entities}.values())
@@ -99,9 +103,13 @@ class MemoryService:
         created_at = format_timestamp(self._clock())
         tags = sorted(set(req.tags))
         digest = memory_hash(
-            id=memory_id, graph=req.graph, text=req.text, tags=tags, entities=[e.id for e in entities],
+            id=memory_id,
+            graph=req.graph,
+            text=req.text,
+            tags=tags,
+            entities=[e.id for e in entities],
             created_at=created_at,
-        )  # fmt: skip
+        )
         local = _local_refs(entities, [ref for r in req.relations for ref in (r.from_, r.to)])
 
         async def work(tx: Tx) -> list[tuple[str, str, str]]:
@@ -116,9 +124,14 @@ class MemoryService:
                 "memory/create",
                 graph=req.graph,
                 memory={
-                    "id": memory_id, "text": req.text, "tags": tags, "hash": digest, "createdAt": created_at,
-                    "title": clip(req.text, TITLE_WIDTH), **(extra or {}),
-                },  # fmt: skip
+                    "id": memory_id,
+                    "text": req.text,
+                    "tags": tags,
+                    "hash": digest,
+                    "createdAt": created_at,
+                    "title": clip(req.text, TITLE_WIDTH),
+                    **(extra or {}),
+                },
                 entities=[
                     {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")} for e in entities
                 ],
@@ -151,14 +164,20 @@ class MemoryService:
             start += [Node.from_row(row, -1) for row in await fetch_nodes(self._store, req.graph, ids)]
         text_scores: dict[str, float] = {}
         if lucene is not None:
-            hits = await self._store.run("graph/keyword_hits", graph=req.graph, lucene=lucene, limit=KEYWORD_SEEDS)
+            hits = await self._store.run(
+                "graph/keyword_hits", graph=req.graph, lucene=lucene, limit=KEYWORD_SEEDS
+            )
             best = max((row["score"] for row in hits), default=1.0) or 1.0
             text_scores = {row["id"]: row["score"] / best for row in hits}
             start += [Node.from_row(row, 0) for row in hits]
         context = await walk(
-            self._store, req.graph, start, max_depth=2 * req.hops + 1, cap=CONTEXT_NODE_CAP,
+            self._store,
+            req.graph,
+            start,
+            max_depth=2 * req.hops + 1,
+            cap=CONTEXT_NODE_CAP,
             entities_only_after=2 * req.hops,
-        )  # fmt: skip
+        )
         return _ranked(context, text_scores, req.hops, req.limit)
 
     # ---- link -----------------------------------------------------------------------------------
@@ -176,9 +195,13 @@ class MemoryService:
         row = rows[0]
         props = {k: v for k, v in row["props"].items() if k != "id"}
         return LinkResult(
-            id=row["id"], from_=_entity_out(req.from_), type=req.type, to=_entity_out(req.to), props=props,
+            id=row["id"],
+            from_=_entity_out(req.from_),
+            type=req.type,
+            to=_entity_out(req.to),
+            props=props,
             created=row["created"],
-        )  # fmt: skip
+        )
 
     # ---- explore --------------------------------------------------------------------------------
 
@@ -189,11 +212,18 @@ class MemoryService:
         if missing:
             raise NotFound(f"unknown id(s) in graph {req.graph!r}: {', '.join(missing[:5])}")
         result = await walk(
-            self._store, req.graph, [Node.from_row(row, 0) for row in rows], max_depth=req.maxDepth,
-            cap=req.limit, direction=req.direction, types=req.types,
-        )  # fmt: skip
+            self._store,
+            req.graph,
+            [Node.from_row(row, 0) for row in rows],
+            max_depth=req.maxDepth,
+            cap=req.limit,
+            direction=req.direction,
+            types=req.types,
+        )
         return ExploreResult(
-            nodes=[ExploreNode(id=n.id, label=n.label, text=n.text, depth=n.depth) for n in result.nodes.values()],
+            nodes=[
+                ExploreNode(id=n.id, label=n.label, text=n.text, depth=n.depth) for n in result.nodes.values()
+            ],
             edges=[
                 ExploreEdge(id=e.id, from_=e.source, type=e.type, to=e.target)
                 for e in result.edges.values()
@@ -249,7 +279,13 @@ def _ranked(context: Walk, text_scores: dict[str, float], hops: int, limit: int)
     for edge in context.edges.values():
         for memory_id, other in ((edge.source, edge.target), (edge.target, edge.source)):
             memory, entity = nodes.get(memory_id), nodes.get(other)
-            if memory and entity and memory.is_memory and not entity.is_memory and entity.depth < memory.depth:
+            if (
+                memory
+                and entity
+                and memory.is_memory
+                and not entity.is_memory
+                and entity.depth < memory.depth
+            ):
                 support[memory_id] = support.get(memory_id, 0.0) + 1.0 / max(entity.degree, 1)
     memories = []
     for node in nodes.values():
@@ -259,9 +295,13 @@ def _ranked(context: Walk, text_scores: dict[str, float], hops: int, limit: int)
         score = 2.0 * text_scores.get(node.id, 0.0) + 1.0 / (1 + hop) + min(1.0, support.get(node.id, 0.0))
         memories.append(
             RecalledMemory(
-                id=node.id, text=node.text, score=round(score, 4), distance=hop, anchorId=node.anchorId,
+                id=node.id,
+                text=node.text,
+                score=round(score, 4),
+                distance=hop,
+                anchorId=node.anchorId,
                 tags=node.tags,
-            )  # fmt: skip
+            )
         )
     memories.sort(key=lambda m: (-m.score, m.distance, m.id))
     edges = [

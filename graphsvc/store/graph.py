@@ -63,7 +63,9 @@ class GraphStore:
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:
-        names = sorted(n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes")
+        names = sorted(
+            n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes"
+        )
         for name in [*names, "schema/await_indexes"]:
             await self.run(name)
         return names
