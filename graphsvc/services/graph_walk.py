@@ -108,7 +108,7 @@ async def _expand(
     entities_only_after: int | None,
 ) -> None:
     rows_limit = 4 * (cap - len(state.nodes)) + 200
-    rows = await reader.run(
+    [result] = await reader.run(
         "graph/neighbours",
         graph=graph,
         exclude=[n.id for n in state.nodes.values() if n.depth < depth],
@@ -117,6 +117,7 @@ async def _expand(
         rows=rows_limit,
         **split_ids(frontier),
     )
+    rows = result["rows"]
     entities_only = entities_only_after is not None and depth + 1 > entities_only_after
     for row in rows:
         if row["id"] not in state.nodes:

@@ -164,9 +164,10 @@ class MemoryService:
             start += [Node.from_row(row, -1) for row in await fetch_nodes(self._store, req.graph, ids)]
         text_scores: dict[str, float] = {}
         if lucene is not None:
-            hits = await self._store.run(
+            [found] = await self._store.run(
                 "graph/keyword_hits", graph=req.graph, lucene=lucene, limit=KEYWORD_SEEDS
             )
+            hits = found["rows"]
             best = max((row["score"] for row in hits), default=1.0) or 1.0
             text_scores = {row["id"]: row["score"] / best for row in hits}
             start += [Node.from_row(row, 0) for row in hits]
