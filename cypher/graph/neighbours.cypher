@@ -1,7 +1,8 @@
 // mode: read
 // params: graph, memoryIds, entityIds, exclude, types, direction, rows
 // One breadth-first level: the edges from the frontier to memories and entities not in `exclude`.
-// Low-degree frontier nodes expand first, so a hub cannot crowd out the rest of a capped level.
+// Low-degree frontier nodes expand first, so a hub cannot crowd out the rest of a capped level; ids
+// break the remaining ties, so what a capped level keeps never depends on the query plan.
 CALL () {
   UNWIND $memoryIds AS id
   MATCH (n:Memory {graph: $graph, id: id})
@@ -21,7 +22,7 @@ WHERE (x:Memory OR x:Entity) AND coalesce(x.graph, '') = $graph AND NOT x.id IN 
   AND ($types IS NULL OR type(r) IN $types)
   AND ($direction = 'both' OR ($direction = 'out') = (startNode(r) = n))
 WITH n, frontierDegree, r, x
-ORDER BY frontierDegree, n.id, COUNT { (x)--() }
+ORDER BY frontierDegree, n.id, COUNT { (x)--() }, x.id
 LIMIT $rows
 // One row holding a list: the Python driver decodes that several times faster than one row each.
 RETURN collect({
