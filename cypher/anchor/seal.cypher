@@ -7,7 +7,7 @@
 MATCH (s:AnchorState {id: 'anchoring'})
 WHERE s.owner = $owner AND s.fence = $fence
 SET s.seq = coalesce(s.seq, 0) + 1
-CREATE (b:Batch {graph: $graph, id: $root, root: $root, seq: s.seq, count: size($ids),
+CREATE (b:Batch {graph: $graph, root: $root, seq: s.seq, count: size($ids),
                  status: 'SEALED', sealedAt: $now})
 WITH b
 UNWIND range(0, size($ids) - 1) AS i

@@ -224,26 +224,24 @@ class AnchorContract:
             return None
         return OnChainAnchor(anchored_at, block_number, leaf_count, batch_seq)
 
-    async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool:
-        fn = self._contract.functions.verifyMemory(
+    def _verify_call(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> Any:
+        return self._contract.functions.verifyMemory(
             bytes.fromhex(root[2:]),
             memory_id,
             bytes.fromhex(memory_hash[2:]),
             [bytes.fromhex(p[2:]) for p in proof],
         )
+
+    async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool:
+        fn = self._verify_call(root, memory_id, memory_hash, proof)
         try:
             return bool(await self._rpc(lambda: fn.call(block_identifier="finalized")))
         except w3err.BadFunctionCallOutput:
             return False
 
     def verify_calldata(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> str:
-        fn = self._contract.functions.verifyMemory(
-            bytes.fromhex(root[2:]),
-            memory_id,
-            bytes.fromhex(memory_hash[2:]),
-            [bytes.fromhex(p[2:]) for p in proof],
-        )
-        return str(fn._encode_transaction_data())
+        """The eth_call data of verifyMemory(root, id, hash, proof), for proof bundles."""
+        return str(self._verify_call(root, memory_id, memory_hash, proof)._encode_transaction_data())
 
     async def close(self) -> None:
         await self.w3.provider.disconnect()

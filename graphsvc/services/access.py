@@ -17,23 +17,20 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel
 
 from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import DEFAULT_GRAPH
 from graphsvc.errors import Forbidden, InvalidInput, NotFound, Unauthorized
+from graphsvc.services.ports import Reader
 
 READ, WRITE = "memory.read", "memory.write"
 SCOPES = (READ, WRITE)
 Need = Literal["read", "write"]
 NEEDED: dict[Need, frozenset[str]] = {"read": frozenset({READ}), "write": frozenset({READ, WRITE})}
 PREFIX = "gsk_"
-
-
-class Store(Protocol):
-    async def run(self, name: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +54,7 @@ def _digest(secret: str) -> str:
 
 
 class AccessService:
-    def __init__(self, store: Store, *, required: bool):
+    def __init__(self, store: Reader, *, required: bool):
         self._store = store
         self.required = required
 

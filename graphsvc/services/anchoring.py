@@ -24,18 +24,12 @@ from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_ha
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof, unpack_proof, verify
 from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, ProofBundle, VerifyResult
 from graphsvc.errors import ChainUnavailable, Conflict, NotFound
+from graphsvc.services.ports import Row, Store
 
 log = logging.getLogger(__name__)
-Row = dict[str, Any]
 MAX_BATCH = 100_000
 RECEIPT_POLL_S = 0.25
 UNFINISHED = ["SEALED", "SIGNED", "SUBMITTED", "INCLUDED"]
-
-
-class Store(Protocol):
-    async def run(self, name: str, **params: Any) -> list[Row]: ...
-
-    async def write_transaction(self, work: Any) -> Any: ...
 
 
 class Chain(Protocol):

@@ -8,13 +8,9 @@ cap exact: a level stops taking nodes when the cap is reached and the walk says 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal
 
-Row = dict[str, Any]
-
-
-class GraphReader(Protocol):
-    async def run(self, name: str, **params: Any) -> list[Row]: ...
+from graphsvc.services.ports import Reader, Row
 
 
 @dataclass
@@ -67,12 +63,12 @@ def split_ids(ids: list[str]) -> dict[str, list[str]]:
     }
 
 
-async def fetch_nodes(reader: GraphReader, graph: str, ids: list[str]) -> list[Row]:
+async def fetch_nodes(reader: Reader, graph: str, ids: list[str]) -> list[Row]:
     return await reader.run("graph/nodes", graph=graph, **split_ids(ids))
 
 
 async def walk(
-    reader: GraphReader,
+    reader: Reader,
     graph: str,
     start: list[Node],
     *,
@@ -97,7 +93,7 @@ async def walk(
 
 
 async def _expand(
-    reader: GraphReader,
+    reader: Reader,
     graph: str,
     state: Walk,
     frontier: list[str],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from graphsvc.domain.locus import (
     LINK_TYPES,
@@ -33,12 +33,9 @@ from graphsvc.domain.locus import (
 from graphsvc.domain.models import EntityIn, RecallInput, RememberInput
 from graphsvc.errors import InvalidInput
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.ports import Reader
 
 CANDIDATES = 50  # recall's largest page: the pool that context filters select from
-
-
-class Reader(Protocol):
-    async def run(self, name: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 def event_text(req: StoreEventInput) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from graphsvc.domain.hashing import format_timestamp, memory_hash
 from graphsvc.domain.models import (
@@ -36,25 +36,14 @@ from graphsvc.domain.models import (
 from graphsvc.domain.render import clip
 from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
+from graphsvc.services.ports import Reader, Store
 
-T = TypeVar("T")
-Row = dict[str, Any]
 KEYWORD_SEEDS = 50
 MAX_QUERY_TERMS = 64
 MAX_RELATIONS = 1000
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 _TERM = re.compile(r"\w+", re.UNICODE)
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
-
-
-class Tx(Protocol):
-    async def run(self, name: str, **params: Any) -> list[Row]: ...
-
-
-class GraphPort(Protocol):
-    async def run(self, name: str, **params: Any) -> list[Row]: ...
-
-    async def write_transaction(self, work: Callable[[Any], Awaitable[T]]) -> T: ...
 
 
 def new_id(prefix: str) -> str:
@@ -84,7 +73,7 @@ def hop_of(depth: int) -> int:
 
 
 class MemoryService:
-    def __init__(self, store: GraphPort, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
+    def __init__(self, store: Store, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
         self._store = store
         self._clock = clock
 
@@ -112,7 +101,7 @@ class MemoryService:
         )
         local = _local_refs(entities, [ref for r in req.relations for ref in (r.from_, r.to)])
 
-        async def work(tx: Tx) -> list[tuple[str, str, str]]:
+        async def work(tx: Reader) -> list[tuple[str, str, str]]:
             pending = sorted({ref for r in req.relations for ref in (r.from_, r.to) if ref not in local})
             resolved = dict(local)
             if pending:
