@@ -25,7 +25,8 @@ from graphsvc.domain.models import (
     RememberInput,
     RememberResult,
 )
-from graphsvc.services.memory import hop_of, lucene_query
+from graphsvc.services.keywords import lucene_query
+from graphsvc.services.memory import hop_of
 
 POOL = EntityOut(id="Pool:MON/USDC-A", label="Pool", name="MON/USDC-A")
 USDC = EntityOut(id="Token:USDC", label="Token", name="USDC")

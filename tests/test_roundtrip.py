@@ -70,13 +70,16 @@ async def test_seed_example_round_trips(transport: str, server_url: str, graph: 
 
         ids = await _seed(call, graph)
 
-        # recall by keyword: hop 0 is the hit alone; hop 1 adds what shares an entity with it
+        # recall by keyword: hop 0 is the hit and, ranked below it, the memories remembered within
+        # two of it (their window holds its text; staking, three away, does not); hop 1 adds what
+        # shares an entity with them
         hit = await call("recall", {"query": "swap failed slippage", "hops": 0, "graph": graph})
-        assert _hops(hit.data, ids) == {"swap": 0}
+        assert _hops(hit.data, ids) == {"swap": 0, "liquidity": 0, "prefers": 0}
+        assert hit.data["memories"][0]["id"] == ids["swap"]
         assert hit.data["memories"][0]["tags"] == ["failure", "swap"]
         assert hit.data["memories"][0]["anchorId"] is None
         wide = await call("recall", {"query": "swap failed slippage", "graph": graph})
-        assert _hops(wide.data, ids) == {"swap": 0, "liquidity": 1, "prefers": 1, "staking": 1}
+        assert _hops(wide.data, ids) == {"swap": 0, "liquidity": 0, "prefers": 0, "staking": 1}
         assert wide.data["memories"][0]["id"] == ids["swap"]
         assert wide.data["contextTruncated"] is False
         assert f"{ids['swap']} MENTIONS Pool:MON/USDC-A" in wide.data["relations"]

@@ -1,6 +1,6 @@
 // mode: read
 // params: graph, lucene, limit
-CALL db.index.fulltext.queryNodes('memory_text', $lucene) YIELD node, score
+CALL db.index.fulltext.queryNodes('memory_search', $lucene) YIELD node, score
 WHERE node.graph = $graph
 WITH node, score
 ORDER BY score DESC

@@ -1,31 +1,42 @@
 // mode: write
-// params: graph, memory, entities, relations, links
-// A new memory is :Pending until a batch seals it (see anchor/seal). `links` are typed edges from the
-// memory to entities it mentions (an event's REINFORCES, CONTRADICTS... of its contexts).
-CREATE (m:Memory:Pending {graph: $graph})
-SET m += $memory
-WITH m
-CALL (m) {
-  UNWIND $entities AS ent
+// params: graph, memories
+// Creates a batch of memories in one statement. Each item: `memory` (properties), `entities`
+// (id, label, name, edgeId), `relations` (from, type, to, edgeId) and `links` (type, to, edgeId:
+// typed edges to mentioned entities, e.g. an event's REINFORCES). Entities come first and relations
+// last, so an item may relate entities that another item of the batch introduces. A new memory is
+// :Pending until a batch seals it (see anchor/seal).
+CALL () {
+  UNWIND $memories AS item
+  UNWIND item.entities AS ent
   MERGE (e:Entity {graph: $graph, id: ent.id})
     ON CREATE SET e.label = ent.label, e.name = ent.name
   SET e:$(ent.label)
-  CREATE (m)-[:MENTIONS {id: ent.edgeId}]->(e)
 }
-CALL (m) {
-  UNWIND $relations AS rel
+CALL () {
+  UNWIND $memories AS item
+  CREATE (m:Memory:Pending {graph: $graph})
+  SET m += item.memory
+  WITH m, item
+  CALL (m, item) {
+    UNWIND item.entities AS ent
+    MATCH (e:Entity {graph: $graph, id: ent.id})
+    USING INDEX e:Entity(graph, id)
+    CREATE (m)-[:MENTIONS {id: ent.edgeId}]->(e)
+  }
+  CALL (m, item) {
+    UNWIND item.links AS link
+    MATCH (e:Entity {graph: $graph, id: link.to})
+    USING INDEX e:Entity(graph, id)
+    CREATE (m)-[:$(link.type) {id: link.edgeId}]->(e)
+  }
+}
+CALL () {
+  UNWIND $memories AS item
+  UNWIND item.relations AS rel
   MATCH (a:Entity {graph: $graph, id: rel.from})
   USING INDEX a:Entity(graph, id)
   MATCH (b:Entity {graph: $graph, id: rel.to})
   USING INDEX b:Entity(graph, id)
   MERGE (a)-[r:$(rel.type)]->(b)
     ON CREATE SET r.id = rel.edgeId
-  RETURN count(r) AS relationCount
 }
-CALL (m) {
-  UNWIND $links AS link
-  MATCH (e:Entity {graph: $graph, id: link.to})
-  USING INDEX e:Entity(graph, id)
-  CREATE (m)-[:$(link.type) {id: link.edgeId}]->(e)
-}
-RETURN m.id AS id, relationCount

@@ -1,6 +1,7 @@
 // mode: write
 // params: graph, id, now
 // Deletes the memory and its edges, then any entity it mentioned that is left with no edge at all.
+// Returns its position in the remember order, so the caller can rebuild its neighbours' windows.
 // An anchored memory leaves a tombstone (id, hash, proof, batch) so verify_memory can explain.
 MATCH (m:Memory {graph: $graph, id: $id})
 OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
@@ -9,13 +10,13 @@ CALL (m, ib, b) {
   CREATE (t:Tombstone {graph: m.graph, id: m.id, hash: m.hash, forgottenAt: $now})
   CREATE (t)-[:IN_BATCH {proof: ib.proof, index: ib.index}]->(b)
 }
-WITH m, [(m)-[:MENTIONS]->(e:Entity) | e] AS mentioned
+WITH m, m.seq AS seq, [(m)-[:MENTIONS]->(e:Entity) | e] AS mentioned
 DETACH DELETE m
-WITH mentioned
+WITH seq, mentioned
 CALL (mentioned) {
   UNWIND mentioned AS e
   WITH e WHERE NOT EXISTS { (e)--() }
   DELETE e
   RETURN count(*) AS orphans
 }
-RETURN orphans
+RETURN orphans, seq

@@ -6,6 +6,7 @@ third party can recompute it from the memory alone (see the README's anchoring s
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
@@ -39,3 +40,17 @@ def memory_hash(**fields: object) -> str:
     """`0x` + keccak256(JCS(envelope)) as lowercase hex; takes the fields of `memory_envelope`."""
     envelope = memory_envelope(**fields)  # type: ignore[arg-type]
     return "0x" + keccak(rfc8785.dumps(envelope)).hex()
+
+
+def content_key(
+    *, graph: str, text: str, tags: Iterable[str], entities: Iterable[str], relations: Iterable[Iterable[str]]
+) -> str:
+    """sha256 of what a memory says (not when or under which id): bulk remember's idempotency key."""
+    content = {
+        "graph": graph,
+        "text": text,
+        "tags": sorted(set(tags)),
+        "entities": sorted(set(entities)),
+        "relations": [list(r) for r in sorted({tuple(r) for r in relations})],
+    }
+    return hashlib.sha256(rfc8785.dumps(content)).hexdigest()

@@ -181,6 +181,17 @@ class RememberResult(_Out):
     edges: list[Edge]
 
 
+class RememberReceipt(_Out):
+    """One item of a bulk remember: created, a duplicate of a memory with the same content in the
+    same graph (its id), or rejected with the reason (nothing of it was written)."""
+
+    index: int = Field(description="Position of the item in the request (0-based)")
+    status: Literal["created", "duplicate", "rejected"]
+    id: str | None = None
+    hash: str | None = None
+    error: str | None = None
+
+
 class RecalledMemory(_Out):
     id: str
     text: str

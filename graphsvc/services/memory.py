@@ -7,13 +7,13 @@ contract models; this layer checks what needs the graph (relation endpoints, unk
 from __future__ import annotations
 
 import math
-import re
 import secrets
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from graphsvc.domain.hashing import format_timestamp, memory_hash
+from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
 from graphsvc.domain.models import (
     CONTEXT_NODE_CAP,
     Edge,
@@ -31,45 +31,130 @@ from graphsvc.domain.models import (
     RecallInput,
     RecallResult,
     RememberInput,
+    RememberReceipt,
     RememberResult,
 )
 from graphsvc.domain.render import clip
-from graphsvc.errors import InvalidInput, NotFound
+from graphsvc.errors import GraphsvcError, InvalidInput, NotFound
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
+from graphsvc.services.keywords import lucene_query, words
 from graphsvc.services.ports import Reader, Store
 
 KEYWORD_SEEDS = 50
-MAX_QUERY_TERMS = 64
 MAX_RELATIONS = 1000
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
-_TERM = re.compile(r"\w+", re.UNICODE)
-_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
+WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
+NAMED_BOOST = 1.3  # text score factor for a memory that mentions an entity the query names
 
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(8)}"
 
 
-def lucene_query(graph: str, text: str) -> str | None:
-    """Keywords as a Lucene query scoped to `graph`; None when the text holds no word.
-
-    Only word characters survive, lower-cased (so AND/OR/NOT are plain words) and de-duplicated; the
-    user's text can never be Lucene syntax.
-    """
-    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))[:MAX_QUERY_TERMS]
-    if not terms:
-        return None
-    words = " ".join(_escape(t) for t in terms)
-    return f'+graph:"{_escape(graph)}" +(text:({words}) tags:({words}))'
-
-
-def _escape(term: str) -> str:
-    return _LUCENE_SPECIAL.sub(r"\\\1", term)
-
-
 def hop_of(depth: int) -> int:
     """A memory's hop distance from its node depth in the recall walk (see README: scoring)."""
     return math.ceil(depth / 2)
+
+
+def windows(sequence: Sequence[tuple[str, str]], targets: Sequence[str]) -> list[dict[str, str]]:
+    """Each target's window: its text joined with up to WINDOW texts on each side in `sequence`
+    ((id, text) pairs in remember order)."""
+    at = {memory_id: i for i, (memory_id, _) in enumerate(sequence)}
+    return [
+        {
+            "id": t,
+            "window": "\n".join(text for _, text in sequence[max(0, at[t] - WINDOW) : at[t] + WINDOW + 1]),
+        }
+        for t in targets
+    ]
+
+
+@dataclass
+class _Draft:
+    """One memory on its way in: everything known before the write transaction."""
+
+    index: int
+    req: RememberInput
+    links: Sequence[tuple[str, str]]
+    extra: dict[str, Any]
+    id: str
+    created_at: str
+    tags: list[str]
+    entities: list[EntityIn]
+    digest: str
+    key: str
+    triples: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls,
+        index: int,
+        req: RememberInput,
+        created_at: str,
+        links: Sequence[tuple[str, str]] = (),
+        extra: dict[str, Any] | None = None,
+    ) -> _Draft:
+        entities = list({e.id: e for e in req.entities}.values())
+        memory_id = new_id("mem")
+        tags = sorted(set(req.tags))
+        ids = [e.id for e in entities]
+        return cls(
+            index=index,
+            req=req,
+            links=links,
+            extra=extra or {},
+            id=memory_id,
+            created_at=created_at,
+            tags=tags,
+            entities=entities,
+            digest=memory_hash(
+                id=memory_id, graph=req.graph, text=req.text, tags=tags, entities=ids, created_at=created_at
+            ),
+            key=content_key(
+                graph=req.graph,
+                text=req.text,
+                tags=tags,
+                entities=ids,
+                relations=[(r.from_, r.type, r.to) for r in req.relations],
+            ),
+        )
+
+    @property
+    def refs(self) -> list[str]:
+        return [ref for r in self.req.relations for ref in (r.from_, r.to)]
+
+    def row(self, seq: int, window: str) -> dict[str, Any]:
+        return {
+            "memory": {
+                "id": self.id,
+                "text": self.req.text,
+                "tags": self.tags,
+                "hash": self.digest,
+                "createdAt": self.created_at,
+                "title": clip(self.req.text, TITLE_WIDTH),
+                "seq": seq,
+                "window": window,
+                "contentKey": self.key,
+                **self.extra,
+            },
+            "entities": [
+                {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")}
+                for e in self.entities
+            ],
+            "relations": [
+                {"from": a, "type": t, "to": b, "edgeId": new_id("edge")} for a, t, b in self.triples
+            ],
+            "links": [{"type": t, "to": to, "edgeId": new_id("edge")} for t, to in self.links],
+        }
+
+    def result(self) -> RememberResult:
+        return RememberResult(
+            id=self.id,
+            hash=self.digest,
+            entities=[EntityOut(id=e.id, label=e.label, name=e.name) for e in self.entities],
+            edges=[Edge(from_=self.id, type="MENTIONS", to=e.id) for e in self.entities]
+            + [Edge(from_=a, type=t, to=b) for a, t, b in dict.fromkeys(self.triples)],
+        )
 
 
 class MemoryService:
@@ -87,56 +172,97 @@ class MemoryService:
         extra: dict[str, Any] | None = None,
     ) -> RememberResult:
         """Store a memory. `links` (type, entity id) and `extra` properties serve store_event."""
-        entities = list({e.id: e for e in req.entities}.values())
-        memory_id = new_id("mem")
+        draft = _Draft.of(0, req, format_timestamp(self._clock()), links, extra)
+        await self._write(req.graph, [draft], bulk=False)
+        return draft.result()
+
+    async def remember_many(self, reqs: Sequence[RememberInput]) -> list[RememberReceipt]:
+        """Bulk remember, one transaction (and one UNWIND) per graph in the batch. Idempotent: an item
+        whose content (text, tags, entities, relations) is already in its graph is not stored again
+        and its receipt names the existing memory. An item whose relation cannot be resolved is
+        rejected alone. Receipts follow the order of `reqs`."""
         created_at = format_timestamp(self._clock())
-        tags = sorted(set(req.tags))
-        digest = memory_hash(
-            id=memory_id,
-            graph=req.graph,
-            text=req.text,
-            tags=tags,
-            entities=[e.id for e in entities],
-            created_at=created_at,
-        )
-        local = _local_refs(entities, [ref for r in req.relations for ref in (r.from_, r.to)])
+        drafts = [_Draft.of(i, req, created_at) for i, req in enumerate(reqs)]
+        receipts: list[RememberReceipt] = []
+        for graph in dict.fromkeys(d.req.graph for d in drafts):
+            receipts += await self._write(graph, [d for d in drafts if d.req.graph == graph], bulk=True)
+        return sorted(receipts, key=lambda r: r.index)
 
-        async def work(tx: Reader) -> list[tuple[str, str, str]]:
-            pending = sorted({ref for r in req.relations for ref in (r.from_, r.to) if ref not in local})
-            resolved = dict(local)
-            if pending:
-                rows = await tx.run("memory/resolve_entities", graph=req.graph, refs=pending)
-                found = {row["ref"]: row["ids"] for row in rows}
-                resolved |= {ref: _one_entity(ref, found.get(ref, [])) for ref in pending}
-            triples = [(resolved[r.from_], r.type, resolved[r.to]) for r in req.relations]
-            await tx.run(
-                "memory/create",
-                graph=req.graph,
-                memory={
-                    "id": memory_id,
-                    "text": req.text,
-                    "tags": tags,
-                    "hash": digest,
-                    "createdAt": created_at,
-                    "title": clip(req.text, TITLE_WIDTH),
-                    **(extra or {}),
-                },
-                entities=[
-                    {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")} for e in entities
-                ],
-                relations=[{"from": a, "type": t, "to": b, "edgeId": new_id("edge")} for a, t, b in triples],
-                links=[{"type": t, "to": to, "edgeId": new_id("edge")} for t, to in links],
-            )
-            return triples
+    async def _write(self, graph: str, drafts: list[_Draft], *, bulk: bool) -> list[RememberReceipt]:
+        """Write `drafts` (all of one graph) in one transaction. Single remember (`bulk` False) raises
+        on an unresolvable relation; bulk skips duplicates and rejects such items alone."""
 
-        triples = await self._store.write_transaction(work)
-        return RememberResult(
-            id=memory_id,
-            hash=digest,
-            entities=[EntityOut(id=e.id, label=e.label, name=e.name) for e in entities],
-            edges=[Edge(from_=memory_id, type="MENTIONS", to=e.id) for e in entities]
-            + [Edge(from_=a, type=t, to=b) for a, t, b in dict.fromkeys(triples)],
-        )
+        async def work(tx: Reader) -> list[RememberReceipt]:
+            [claim] = await tx.run("memory/claim_seq", graph=graph, count=len(drafts))
+            receipts: dict[int, RememberReceipt] = {}
+            fresh = drafts
+            if bulk:
+                rows = await tx.run("memory/by_content", graph=graph, keys=[d.key for d in drafts])
+                known = {row["key"]: (row["id"], row["hash"]) for row in rows}
+                fresh = []
+                for d in drafts:
+                    if d.key in known:
+                        memory_id, digest = known[d.key]
+                        receipts[d.index] = RememberReceipt(
+                            index=d.index, status="duplicate", id=memory_id, hash=digest
+                        )
+                    else:
+                        known[d.key] = (d.id, d.digest)
+                        fresh.append(d)
+            written = await self._resolve(tx, graph, fresh, receipts, bulk)
+            if written:
+                recent = [(row["id"], row["text"]) for row in claim["recent"]]
+                sequence = recent + [(d.id, d.req.text) for d in written]
+                window = {
+                    w["id"]: w["window"]
+                    for w in windows(sequence, [i for i, _ in sequence[max(0, len(recent) - WINDOW) :]])
+                }
+                await tx.run(
+                    "memory/create",
+                    graph=graph,
+                    memories=[d.row(claim["base"] + 1 + n, window[d.id]) for n, d in enumerate(written)],
+                )
+                if recent:
+                    touched = [{"id": i, "window": window[i]} for i, _ in recent[-WINDOW:]]
+                    await tx.run("memory/set_windows", graph=graph, windows=touched)
+            return [receipts[d.index] for d in drafts]
+
+        return await self._store.write_transaction(work)
+
+    @staticmethod
+    async def _resolve(
+        tx: Reader, graph: str, drafts: list[_Draft], receipts: dict[int, RememberReceipt], bulk: bool
+    ) -> list[_Draft]:
+        """Resolve relation endpoints: the item's own entities (by id, else name), then entities of
+        the batch and of the graph. Returns the drafts that resolved (their receipts: created)."""
+        introduced: dict[str, set[str]] = {}
+        for d in drafts:
+            for e in d.entities:
+                introduced.setdefault(e.id, set()).add(e.id)
+                introduced.setdefault(e.name, set()).add(e.id)
+        local = {d.index: _local_refs(d.entities, d.refs) for d in drafts}
+        pending = sorted({ref for d in drafts for ref in d.refs if ref not in local[d.index]})
+        found: dict[str, list[str]] = {}
+        if pending:
+            rows = await tx.run("memory/resolve_entities", graph=graph, refs=pending)
+            found = {row["ref"]: row["ids"] for row in rows}
+        written = []
+        for d in drafts:
+            try:
+                resolved = {
+                    ref: local[d.index].get(ref)
+                    or _one_entity(ref, sorted(set(found.get(ref, [])) | introduced.get(ref, set())))
+                    for ref in d.refs
+                }
+            except GraphsvcError as error:
+                if not bulk:
+                    raise
+                receipts[d.index] = RememberReceipt(index=d.index, status="rejected", error=str(error))
+                continue
+            d.triples = [(resolved[r.from_], r.type, resolved[r.to]) for r in d.req.relations]
+            receipts[d.index] = RememberReceipt(index=d.index, status="created", id=d.id, hash=d.digest)
+            written.append(d)
+        return written
 
     # ---- recall ---------------------------------------------------------------------------------
 
@@ -168,7 +294,13 @@ class MemoryService:
             cap=CONTEXT_NODE_CAP,
             entities_only_after=2 * req.hops,
         )
-        return _ranked(context, text_scores, req.hops, req.limit)
+        asked = set(words(req.query or ""))
+        named = {
+            n.id
+            for n in context.nodes.values()
+            if not n.is_memory and (name := set(words(n.text))) and name <= asked
+        }
+        return _ranked(context, text_scores, named, req.hops, req.limit)
 
     # ---- link -----------------------------------------------------------------------------------
 
@@ -226,9 +358,22 @@ class MemoryService:
 
     async def forget(self, req: IdInput) -> ForgetResult:
         now = format_timestamp(self._clock())
-        rows = await self._store.run("memory/forget", graph=req.graph, id=req.id, now=now)
-        if not rows:
-            raise NotFound(f"no memory {req.id!r} in graph {req.graph!r}")
+
+        async def work(tx: Reader) -> None:
+            rows = await tx.run("memory/forget", graph=req.graph, id=req.id, now=now)
+            if not rows:
+                raise NotFound(f"no memory {req.id!r} in graph {req.graph!r}")
+            if rows[0]["seq"] is None:
+                return
+            # Its text leaves the windows of its neighbours, which close the gap.
+            [around] = await tx.run("memory/around", graph=req.graph, seq=rows[0]["seq"])
+            before = [(row["id"], row["text"]) for row in around["before"]]
+            after = [(row["id"], row["text"]) for row in around["after"]]
+            targets = [i for i, _ in before[-WINDOW:] + after[:WINDOW]]
+            if targets:
+                await tx.run("memory/set_windows", graph=req.graph, windows=windows(before + after, targets))
+
+        await self._store.write_transaction(work)
         return ForgetResult(id=req.id, deleted=True)
 
 
@@ -262,27 +407,34 @@ def _entity_out(entity: EntityIn) -> EntityOut:
     return EntityOut(id=entity.id, label=entity.label, name=entity.name)
 
 
-def _ranked(context: Walk, text_scores: dict[str, float], hops: int, limit: int) -> RecallResult:
-    """score = 2·text + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the memory."""
+def _ranked(
+    context: Walk, text_scores: dict[str, float], named: set[str], hops: int, limit: int
+) -> RecallResult:
+    """score = 2·text·boost + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the
+    memory; boost is NAMED_BOOST when the memory mentions an entity the query names, else 1."""
     nodes = context.nodes
     support: dict[str, float] = {}
+    boosted: set[str] = set()
     for edge in context.edges.values():
         for memory_id, other in ((edge.source, edge.target), (edge.target, edge.source)):
             memory, entity = nodes.get(memory_id), nodes.get(other)
-            if (
-                memory
-                and entity
-                and memory.is_memory
-                and not entity.is_memory
-                and entity.depth < memory.depth
-            ):
+            if not (memory and entity and memory.is_memory and not entity.is_memory):
+                continue
+            if entity.depth < memory.depth:
                 support[memory_id] = support.get(memory_id, 0.0) + 1.0 / max(entity.degree, 1)
+            if other in named:
+                boosted.add(memory_id)
     memories = []
     for node in nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
             continue
         hop = hop_of(node.depth)
-        score = 2.0 * text_scores.get(node.id, 0.0) + 1.0 / (1 + hop) + min(1.0, support.get(node.id, 0.0))
+        boost = NAMED_BOOST if node.id in boosted else 1.0
+        score = (
+            2.0 * text_scores.get(node.id, 0.0) * boost
+            + 1.0 / (1 + hop)
+            + min(1.0, support.get(node.id, 0.0))
+        )
         memories.append(
             RecalledMemory(
                 id=node.id,

@@ -1,0 +1,44 @@
+"""From a recall query to a Lucene query that can never be Lucene syntax.
+
+Only word characters survive, lower-cased (so AND/OR/NOT are plain words) and de-duplicated. Words
+that only shape a question (what, did, her, about...) are dropped because they match almost every
+memory; words about time (when, before, after, during...) are kept because memories answer them. A
+query made of nothing else keeps its words, so "who was it?" still searches.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_QUERY_TERMS = 64
+_TERM = re.compile(r"\w+", re.UNICODE)
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
+OWN_TEXT_WEIGHT = 0.5  # a memory's score = BM25 of its window + 0.5 * BM25 of its own text
+
+QUESTION_WORDS = frozenset(
+    ["a", "about", "above", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "each", "ever", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "might", "more", "most", "must", "my", "myself", "no", "nor", "not", "of", "off", "on", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "there", "these", "they", "this", "those", "through", "to", "too", "under", "up", "very", "was", "we", "were", "what", "where", "which", "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of `text`, in order, without repeats."""
+    return list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
+
+
+def keywords(text: str) -> list[str]:
+    terms = words(text)
+    kept = [t for t in terms if t not in QUESTION_WORDS]
+    return (kept or terms)[:MAX_QUERY_TERMS]
+
+
+def lucene_query(graph: str, text: str) -> str | None:
+    """Keywords of `text` as a Lucene query scoped to `graph`; None when the text holds no word."""
+    terms = keywords(text)
+    if not terms:
+        return None
+    any_of = " ".join(_escape(t) for t in terms)
+    return f'+graph:"{_escape(graph)}" +(window:({any_of}) text:({any_of})^{OWN_TEXT_WEIGHT} tags:({any_of}))'
+
+
+def _escape(term: str) -> str:
+    return _LUCENE_SPECIAL.sub(r"\\\1", term)
