@@ -1,4 +1,4 @@
-"""`graphsvc`: up (the whole local stack), serve, schema apply."""
+"""`graphsvc`: up (the whole local stack), serve, import, anchor, verify, proof, token, schema apply."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,9 +22,10 @@ from graphsvc.config import ChainSettings, Settings
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain import render
-from graphsvc.domain.models import GraphInput, IdInput
+from graphsvc.domain.models import GraphInput, IdInput, RememberReceipt
 from graphsvc.errors import GraphsvcError
 from graphsvc.services.access import READ, WRITE
+from graphsvc.services.bulk import remember_items
 
 
 def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
@@ -239,6 +241,71 @@ def cmd_deploy_contract(args: argparse.Namespace) -> int:
     return 0
 
 
+IMPORT_BATCH = 500
+SHOWN_REJECTS = 20
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """One remember input per line. A receipt per line goes to stdout (JSON lines); progress, the
+    first rejected lines and a summary go to stderr. Exit status 1 when any line was rejected."""
+    path: Path = args.file
+    with path.open("rb") as counting:
+        total = sum(1 for _ in counting)
+    counts = {"created": 0, "duplicate": 0, "rejected": 0}
+    started = time.monotonic()
+
+    def report(line: int, receipt: RememberReceipt) -> None:
+        counts[receipt.status] += 1
+        print(json.dumps({"line": line, **receipt.model_dump(exclude={"index"}, exclude_none=True)}))
+        if receipt.status == "rejected" and counts["rejected"] <= SHOWN_REJECTS:
+            print(f"\rline {line}: {receipt.error}", file=sys.stderr)
+
+    def progress(done: int) -> None:
+        rate = done / max(time.monotonic() - started, 1e-6)
+        bar = "#" * (30 * done // max(total, 1))
+        print(
+            f"\r[{bar:<30}] {done:,}/{total:,} lines {rate:,.0f}/s {counts['rejected']:,} rejected",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    async def work(services: Services) -> None:
+        batch: list[tuple[int, object]] = []  # (line, parsed item or its rejection), in line order
+
+        async def flush() -> None:
+            items = [item for _, item in batch if not isinstance(item, RememberReceipt)]
+            receipts = iter(await remember_items(services.memory, items, args.graph))
+            for line, item in batch:
+                report(line, item if isinstance(item, RememberReceipt) else next(receipts))
+            batch.clear()
+
+        with path.open("rb") as lines:
+            for number, raw in enumerate(lines, 1):
+                if raw.strip():
+                    try:
+                        batch.append((number, json.loads(raw.decode("utf-8"))))
+                    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+                        reason = (
+                            "not UTF-8" if isinstance(error, UnicodeDecodeError) else f"not JSON: {error}"
+                        )
+                        batch.append((number, RememberReceipt(index=0, status="rejected", error=reason)))
+                if len(batch) >= args.batch:
+                    await flush()
+                    progress(number)
+            await flush()
+            progress(total)
+
+    _with_services(work)
+    elapsed = time.monotonic() - started
+    print(
+        f"\nimported {path}: {counts['created']:,} created, {counts['duplicate']:,} duplicates,"
+        f" {counts['rejected']:,} rejected in {elapsed:.1f} s",
+        file=sys.stderr,
+    )
+    return 1 if counts["rejected"] else 0
+
+
 def cmd_schema_apply(_: argparse.Namespace) -> int:
     async def apply() -> list[str]:
         services = Services.build(Settings())
@@ -283,6 +350,13 @@ def main(argv: list[str] | None = None) -> int:
     token.add_parser("revoke", help="revoke a token by id").add_argument("id")
     for sub in ("create", "list", "revoke"):
         token.choices[sub].set_defaults(run=cmd_token)
+    bulk = commands.add_parser("import", help="bulk remember from a JSON-lines file, a receipt per line")
+    bulk.add_argument("file", type=Path, help="one remember input (text, entities, relations, tags) per line")
+    bulk.add_argument(
+        "--graph", help="write every line to this graph (default: each line's own, else default)"
+    )
+    bulk.add_argument("--batch", type=int, default=IMPORT_BATCH, help="lines per transaction")
+    bulk.set_defaults(run=cmd_import)
     deploy = commands.add_parser(
         "deploy-contract", help="deploy the anchor contract with the configured signer"
     )

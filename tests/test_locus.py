@@ -106,7 +106,8 @@ async def test_the_seed_examples_round_trip(transport: str, secured_url: str, to
         # its window matches and it may come along, ranked after every context that matches itself.
         assert list(by_context)[-1] == "skill:react_hooks" or "skill:react_hooks" not in by_context
         assert max(k["score"] for k in by_context["skill:auth"]["knowledge"]) > max(
-            (k["score"] for k in by_context.get("skill:react_hooks", {"knowledge": []})["knowledge"]), default=0
+            (k["score"] for k in by_context.get("skill:react_hooks", {"knowledge": []})["knowledge"]),
+            default=0,
         )
         if insights.text is not None:
             assert insights.text.splitlines()[0] == "Insights for: Refactor the authentication module"

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import httpx
 import pytest
 
+from graphsvc.config import Settings
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.services.keywords import keywords
 from graphsvc.services.memory import MemoryService
-from graphsvc.store.graph import GraphStore
+from graphsvc.store.graph import GraphStore, create_driver
 from tests.conftest import count_nodes
 
 
@@ -110,3 +117,95 @@ async def test_bulk_remember_is_idempotent_and_rejects_only_the_bad_item(
     assert windows["alpha"] == (1, ["alpha", "gamma"])
     related = await memory.recall(RecallInput(entity="Person:Bob", hops=1, graph=graph))
     assert "Person:Bob KNOWS Person:Ann" in related.relations
+
+
+@pytest.mark.neo4j
+def test_import_reports_bad_lines_by_number_lands_the_rest_and_is_idempotent(
+    settings: Settings, store: GraphStore, graph: str, tmp_path: Path
+) -> None:
+    lines = [
+        json.dumps({"text": "Ann adopted a puppy", "entities": [{"label": "Person", "name": "Ann"}]}),
+        "{not json",
+        json.dumps({"text": "Ann adopted a puppy", "entities": [{"label": "Person", "name": "Ann"}]}),
+        "",
+        json.dumps(["a list"]),
+        json.dumps({"text": ""}),
+        json.dumps({"text": "elsewhere", "graph": graph + "-x"}),
+    ]
+    source = tmp_path / "memories.jsonl"
+    source.write_bytes(
+        "\n".join(lines).encode() + b"\n\xff\xfe\n" + json.dumps({"text": "last one"}).encode()
+    )
+    neo = settings.neo4j
+    env = {
+        "PATH": os.environ["PATH"],
+        "GRAPHSVC_NEO4J_URI": neo.uri,
+        "GRAPHSVC_NEO4J_USER": neo.user,
+        "GRAPHSVC_NEO4J_PASSWORD": neo.password.get_secret_value(),
+    }
+
+    def run() -> tuple[int, list[dict], str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "graphsvc.cli", "import", str(source), "--graph", graph],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return done.returncode, [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+    code, receipts, log = run()
+    assert code == 1
+    assert [(r["line"], r["status"]) for r in receipts] == [
+        (1, "created"),
+        (2, "rejected"),
+        (3, "duplicate"),
+        (5, "rejected"),
+        (6, "rejected"),
+        (7, "rejected"),
+        (8, "rejected"),
+        (9, "created"),
+    ]
+    assert receipts[2]["id"] == receipts[0]["id"]
+    assert "not JSON" in receipts[1]["error"] and "text" in receipts[4]["error"]
+    assert "line 8: not UTF-8" in log and "line 7: graph" in log
+    assert "2 created, 1 duplicates, 5 rejected" in log
+    assert asyncio.run(count_nodes_once(settings, graph)) == 3  # two memories and Ann
+
+    code, receipts, log = run()
+    assert [r["status"] for r in receipts if r["status"] != "rejected"] == ["duplicate"] * 3
+    assert asyncio.run(count_nodes_once(settings, graph)) == 3
+
+
+async def count_nodes_once(settings: Settings, graph: str) -> int:
+    neo = settings.neo4j
+    store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
+    try:
+        return await count_nodes(store, graph)
+    finally:
+        await store.close()
+
+
+@pytest.mark.neo4j
+def test_rest_batch_gives_a_receipt_per_item_and_bounds_the_batch(server_url: str, graph: str) -> None:
+    items = [{"text": "first"}, {"text": "first"}, {"text": "x" * 4001}, 7, {"text": "second", "tags": ["t"]}]
+    reply = httpx.post(f"{server_url}/v1/memories/batch", json={"items": items, "graph": graph}, timeout=30)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert [r["status"] for r in body["receipts"]] == [
+        "created",
+        "duplicate",
+        "rejected",
+        "rejected",
+        "created",
+    ]
+    assert (body["created"], body["duplicates"], body["rejected"]) == (2, 1, 2)
+    assert "at most 4000" in body["receipts"][2]["error"]
+    recalled = httpx.post(
+        f"{server_url}/v1/recall", json={"query": "second", "graph": graph}, timeout=30
+    ).json()
+    assert recalled["memories"][0]["id"] == body["receipts"][4]["id"]
+    too_many = httpx.post(
+        f"{server_url}/v1/memories/batch", json={"items": [{"text": "a"}] * 1001, "graph": graph}, timeout=30
+    )
+    assert too_many.status_code == 422 and too_many.json()["error"]["fields"] == ["items"]

@@ -110,6 +110,18 @@ class RememberInput(_In):
     graph: Graph = DEFAULT_GRAPH
 
 
+BATCH_LIMIT = 1000
+
+
+class RememberBatchInput(_In):
+    items: list[Any] = Field(
+        min_length=1,
+        max_length=BATCH_LIMIT,
+        description="Remember inputs (text, entities, relations, tags); each is checked on its own",
+    )
+    graph: Graph = DEFAULT_GRAPH
+
+
 class RecallInput(_In):
     query: Annotated[str, Field(max_length=4000)] | None = Field(default=None, description="Keywords")
     entity: Name | None = Field(
@@ -190,6 +202,26 @@ class RememberReceipt(_Out):
     id: str | None = None
     hash: str | None = None
     error: str | None = None
+
+
+class RememberBatchResult(_Out):
+    receipts: list[RememberReceipt]
+    created: int
+    duplicates: int
+    rejected: int
+
+    @classmethod
+    def of(cls, receipts: list[RememberReceipt]) -> RememberBatchResult:
+        count = {
+            status: sum(r.status == status for r in receipts)
+            for status in ("created", "duplicate", "rejected")
+        }
+        return cls(
+            receipts=receipts,
+            created=count["created"],
+            duplicates=count["duplicate"],
+            rejected=count["rejected"],
+        )
 
 
 class RecalledMemory(_Out):

@@ -34,6 +34,8 @@ from graphsvc.domain.models import (
     ProofBundle,
     RecallInput,
     RecallResult,
+    RememberBatchInput,
+    RememberBatchResult,
     RememberInput,
     RememberResult,
     VerifyResult,
@@ -41,6 +43,7 @@ from graphsvc.domain.models import (
 from graphsvc.errors import GraphsvcError
 from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.bulk import remember_items
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 
@@ -114,6 +117,15 @@ locus = APIRouter(prefix="/locus", tags=["locusgraph"], responses=ERRORS)
 async def remember(body: RememberInput, memory: Memory, who: Who) -> RememberResult:
     """Store a new memory with optional entities, relations and tags."""
     return await memory.remember(await who.scoped(body, "write"))
+
+
+@memories.post("/batch", operation_id="remember_batch")
+async def remember_batch(body: RememberBatchInput, memory: Memory, who: Who) -> RememberBatchResult:
+    """Store up to 1,000 memories in one transaction. Idempotent: an item whose content is already
+    in the graph is a `duplicate` naming the existing memory. A bad item is `rejected` with its
+    reason and writes nothing; the others land. One receipt per item, in order."""
+    graph = await who.graph("write", body.graph if "graph" in body.model_fields_set else None)
+    return RememberBatchResult.of(await remember_items(memory, body.items, graph))
 
 
 @memories.delete("/{memory_id}", operation_id="forget")

@@ -1,0 +1,46 @@
+"""Bulk remember from untrusted items (REST batches, import files): each item is checked on its own,
+so a bad one is rejected with its reason while the others land."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from graphsvc.domain.models import RememberInput, RememberReceipt
+from graphsvc.services.memory import MemoryService
+
+
+def reasons(error: ValidationError) -> str:
+    """Field paths and messages, never the rejected values (they are the caller's data)."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'item'}: {e['msg']}" for e in error.errors()[:5]
+    )
+
+
+async def remember_items(
+    memory: MemoryService, items: Sequence[object], graph: str | None = None
+) -> list[RememberReceipt]:
+    """Receipts in the order of `items`. With `graph`, every item goes to it and an item that names
+    another graph is rejected; without, each item names its own (default: "default")."""
+    inputs: list[tuple[int, RememberInput]] = []
+    receipts: dict[int, RememberReceipt] = {}
+    for index, item in enumerate(items):
+        problem = None
+        if not isinstance(item, dict):
+            problem = "an item must be a JSON object"
+        elif graph is not None and item.get("graph", graph) != graph:
+            problem = f"graph: this batch writes to {graph!r} only"
+        else:
+            try:
+                inputs.append(
+                    (index, RememberInput.model_validate(item | ({"graph": graph} if graph else {})))
+                )
+            except ValidationError as error:
+                problem = reasons(error)
+        if problem:
+            receipts[index] = RememberReceipt(index=index, status="rejected", error=problem)
+    written = await memory.remember_many([req for _, req in inputs]) if inputs else []
+    for (index, _), receipt in zip(inputs, written, strict=True):
+        receipts[index] = receipt.model_copy(update={"index": index})
+    return [receipts[i] for i in range(len(items))]
