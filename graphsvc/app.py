@@ -79,6 +79,9 @@ class Services:
                 code on the configured chain.
         """
         await self._apply_schema()
+        upgraded = await self.memory.upgrade()
+        if upgraded:
+            log.warning("keyed the memories of %d graph(s) stored by an older version", len(upgraded))
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:

@@ -25,7 +25,7 @@ from graphsvc.domain.models import (
     RememberInput,
     RememberResult,
 )
-from graphsvc.services.keywords import lucene_query
+from graphsvc.services.keywords import graph_key, lucene_query
 from graphsvc.services.memory import hop_of
 
 POOL = EntityOut(id="Pool:MON/USDC-A", label="Pool", name="MON/USDC-A")
@@ -182,7 +182,12 @@ def test_lucene_query_keeps_only_words_so_no_syntax_reaches_lucene(query: str) -
     assert built is not None
     terms = built.split("text:(", 1)[1].split(")", 1)[0].split()
     assert terms and all(t.replace("_", "").isalnum() for t in terms)
-    assert built.startswith('+graph:"default" +(')
+    assert built.startswith(f"+graphKey:{graph_key('default')} +(")
+
+
+def test_graph_keys_are_single_tokens_that_never_collide_on_names_sharing_words() -> None:
+    keys = {graph_key(g) for g in ("user-1", "user-1-archive", "user.1", "User-1")}
+    assert len(keys) == 4 and all(k.isalnum() for k in keys)
 
 
 def test_lucene_query_of_punctuation_only_is_none() -> None:

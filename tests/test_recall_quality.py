@@ -209,3 +209,31 @@ def test_rest_batch_gives_a_receipt_per_item_and_bounds_the_batch(server_url: st
         f"{server_url}/v1/memories/batch", json={"items": [{"text": "a"}] * 1001, "graph": graph}, timeout=30
     )
     assert too_many.status_code == 422 and too_many.json()["error"]["fields"] == ["items"]
+
+
+@pytest.mark.neo4j
+async def test_a_graph_whose_name_another_extends_is_not_crowded_out(
+    memory: MemoryService, graph: str
+) -> None:
+    # Lucene stops at the top hits, so its tenant filter must be exact: "g" and "g-archive" share a word.
+    await memory.remember_many(
+        [RememberInput(text=f"rocket launch {n}", graph=graph + "-archive") for n in range(80)]
+    )
+    mine = await memory.remember(RememberInput(text="rocket launch", graph=graph))
+    recalled = await memory.recall(RecallInput(query="rocket launch", graph=graph))
+    assert [m.id for m in recalled.memories] == [mine.id]
+
+
+@pytest.mark.neo4j
+async def test_memories_of_an_older_version_are_keyed_at_start(
+    memory: MemoryService, store: GraphStore, graph: str
+) -> None:
+    stored = await memory.remember(RememberInput(text="legacy comet sighting", graph=graph))
+    await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $graph}) REMOVE m.graphKey", graph=graph, database_=store._database
+    )
+    assert (await memory.recall(RecallInput(query="comet", graph=graph))).memories == []
+    assert graph in await memory.upgrade()
+    assert [m.id for m in (await memory.recall(RecallInput(query="comet", graph=graph))).memories] == [
+        stored.id
+    ]

@@ -1,6 +1,7 @@
 // mode: read
 // params: graph, lucene, limit
-CALL db.index.fulltext.queryNodes('memory_search', $lucene) YIELD node, score
+// Lucene collects only the top `limit` (the query is scoped to the graph's key inside Lucene).
+CALL db.index.fulltext.queryNodes('memory_search', $lucene, {limit: $limit}) YIELD node, score
 WHERE node.graph = $graph
 WITH node, score
 ORDER BY score DESC

@@ -12,5 +12,4 @@ CALL () {
   RETURN n
 }
 RETURN n.id AS id, coalesce(n.label, 'Memory') AS label, coalesce(n.text, n.name) AS text, n.tags AS tags,
-       
        [(n)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0] AS anchorId, COUNT { (n)--() } AS degree

@@ -96,7 +96,7 @@ class LocalNeo4j:
         return f"http://127.0.0.1:{self.http_port}/browser/?dbms=neo4j://neo4j@127.0.0.1:{self.bolt_port}"
 
 
-def _write_conf(home: Path, bolt_port: int, http_port: int) -> None:
+def _write_conf(home: Path, bolt_port: int, http_port: int, heap: str, pagecache: str) -> None:
     (home / "conf").mkdir(parents=True, exist_ok=True)
     (home / "conf" / "neo4j.conf").write_text(
         "\n".join(
@@ -110,8 +110,8 @@ def _write_conf(home: Path, bolt_port: int, http_port: int) -> None:
                 "server.directories.data=data",
                 "server.directories.logs=logs",
                 "server.memory.heap.initial_size=512m",
-                "server.memory.heap.max_size=1g",
-                "server.memory.pagecache.size=512m",
+                f"server.memory.heap.max_size={heap}",
+                f"server.memory.pagecache.size={pagecache}",
                 "dbms.security.auth_enabled=true",
                 "dbms.usage_report.enabled=false",
                 "client.allow_telemetry=false",
@@ -133,8 +133,17 @@ def _answers(url: str) -> bool:
         return False
 
 
-def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password: str) -> LocalNeo4j:
-    """Start Neo4j from `home` (created if missing) and wait until it answers; idempotent.
+def start(
+    home: Path,
+    *,
+    bolt_port: int = 7687,
+    http_port: int = 7474,
+    password: str,
+    heap: str = "1g",
+    pagecache: str = "512m",
+) -> LocalNeo4j:
+    """Start Neo4j from `home` (created if missing) and wait until it answers; idempotent. `heap` and
+    `pagecache` are Neo4j memory sizes ("1g", "512m"); benchmarks of large graphs raise them.
 
     Raises:
         DevstackError: the server did not answer within READY_TIMEOUT_S or exited.
@@ -147,7 +156,7 @@ def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password:
     if busy:
         raise DevstackError(f"port {busy[0]} is in use: stop what listens there or pick other ports")
     lib = fetch()
-    _write_conf(home, bolt_port, http_port)
+    _write_conf(home, bolt_port, http_port, heap, pagecache)
     (home / "logs").mkdir(exist_ok=True)
     classpath = f"{lib}/*"
     if not (home / "data" / "dbms" / "auth.ini").exists():
@@ -164,7 +173,7 @@ def start(home: Path, *, bolt_port: int = 7687, http_port: int = 7474, password:
     command = [
         "java",
         "-Xms512m",
-        "-Xmx1g",
+        f"-Xmx{heap}",
         "--add-opens=java.base/java.nio=ALL-UNNAMED",
         "--add-opens=java.base/java.lang=ALL-UNNAMED",
         "-cp",

@@ -32,7 +32,7 @@ class Node:
         return cls(
             id=row["id"],
             label=row["label"],
-            text=row["text"],
+            text=row["text"] or "",
             depth=depth,
             degree=row["degree"],
             tags=row.get("tags") or [],
@@ -85,7 +85,8 @@ async def walk(
     state = Walk(nodes={n.id: n for n in start[:cap]}, edges={}, truncated=len(start) > cap)
     depth = min((n.depth for n in start), default=max_depth)
     while depth < max_depth and not state.truncated:
-        frontier = [n.id for n in state.nodes.values() if n.depth == depth]
+        level = sorted((n for n in state.nodes.values() if n.depth == depth), key=lambda n: (n.degree, n.id))
+        frontier = [n.id for n in level]
         if frontier:
             await _expand(reader, graph, state, frontier, depth, cap, direction, types, entities_only_after)
         depth += 1

@@ -8,6 +8,7 @@ query made of nothing else keeps its words, so "who was it?" still searches.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 MAX_QUERY_TERMS = 64
@@ -15,134 +16,16 @@ _TERM = re.compile(r"\w+", re.UNICODE)
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 OWN_TEXT_WEIGHT = 0.5  # a memory's score = BM25 of its window + 0.5 * BM25 of its own text
 
-QUESTION_WORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "again",
-        "against",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "each",
-        "ever",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "might",
-        "more",
-        "most",
-        "must",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "of",
-        "off",
-        "on",
-        "only",
-        "or",
-        "other",
-        "ought",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "same",
-        "shall",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-    ]
-)
+_QUESTION_WORDS = """
+    a about above again against all also am an and any are as at be because been being below
+    between both but by can could did do does doing down each ever few for from further had has
+    have having he her here hers herself him himself his how i if in into is it its itself just
+    me might more most must my myself no nor not of off on only or other ought our ours
+    ourselves out over own same shall she should so some such than that the their theirs them
+    themselves there these they this those through to too under up very was we were what where
+    which who whom whose why will with would you your yours yourself yourselves
+"""
+QUESTION_WORDS = frozenset(_QUESTION_WORDS.split())
 
 
 def words(text: str) -> list[str]:
@@ -156,13 +39,21 @@ def keywords(text: str) -> list[str]:
     return (kept or terms)[:MAX_QUERY_TERMS]
 
 
+def graph_key(graph: str) -> str:
+    """One token that no analyzer splits and no other graph shares: a memory's `graphKey`, the
+    exact tenant filter inside Lucene (the graph name itself would be split at - and .)."""
+    return "g" + hashlib.sha256(graph.encode()).hexdigest()[:32]
+
+
 def lucene_query(graph: str, text: str) -> str | None:
     """Keywords of `text` as a Lucene query scoped to `graph`; None when the text holds no word."""
     terms = keywords(text)
     if not terms:
         return None
     any_of = " ".join(_escape(t) for t in terms)
-    return f'+graph:"{_escape(graph)}" +(window:({any_of}) text:({any_of})^{OWN_TEXT_WEIGHT} tags:({any_of}))'
+    return (
+        f"+graphKey:{graph_key(graph)} +(window:({any_of}) text:({any_of})^{OWN_TEXT_WEIGHT} tags:({any_of}))"
+    )
 
 
 def _escape(term: str) -> str:

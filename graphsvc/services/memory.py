@@ -37,7 +37,7 @@ from graphsvc.domain.models import (
 from graphsvc.domain.render import clip
 from graphsvc.errors import GraphsvcError, InvalidInput, NotFound
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
-from graphsvc.services.keywords import lucene_query, words
+from graphsvc.services.keywords import graph_key, lucene_query, words
 from graphsvc.services.ports import Reader, Store
 
 KEYWORD_SEEDS = 50
@@ -135,6 +135,7 @@ class _Draft:
                 "seq": seq,
                 "window": window,
                 "contentKey": self.key,
+                "graphKey": graph_key(self.req.graph),
                 **self.extra,
             },
             "entities": [
@@ -264,6 +265,14 @@ class MemoryService:
             written.append(d)
         return written
 
+    async def upgrade(self) -> list[str]:
+        """Key the memories of older versions by graph so keyword recall finds them; returns the
+        graphs upgraded (a start-up step: cheap once done)."""
+        graphs = [row["graph"] for row in await self._store.run("memory/unkeyed_graphs")]
+        for graph in graphs:
+            await self._store.run("memory/key_graph", graph=graph, key=graph_key(graph))
+        return graphs
+
     # ---- recall ---------------------------------------------------------------------------------
 
     async def recall(self, req: RecallInput) -> RecallResult:
@@ -300,7 +309,24 @@ class MemoryService:
             for n in context.nodes.values()
             if not n.is_memory and (name := set(words(n.text))) and name <= asked
         }
-        return _ranked(context, text_scores, named, req.hops, req.limit)
+        result = _ranked(context, text_scores, named, req.hops, req.limit)
+        await self._detail(
+            req.graph, [n for n in map(context.nodes.get, (m.id for m in result.memories)) if n]
+        )
+        for memory in result.memories:
+            node = context.nodes[memory.id]
+            memory.text, memory.tags, memory.anchorId = node.text, node.tags, node.anchorId
+        return result
+
+    async def _detail(self, graph: str, nodes: list[Node]) -> None:
+        """Fill in text, tags and anchor of the memories a walk reached (it reads only ids)."""
+        bare = [n for n in nodes if n.is_memory and not n.text]
+        if bare:
+            rows = {row["id"]: row for row in await fetch_nodes(self._store, graph, [n.id for n in bare])}
+            for node in bare:
+                row = rows.get(node.id)
+                if row:
+                    node.text, node.tags, node.anchorId = row["text"], row["tags"] or [], row["anchorId"]
 
     # ---- link -----------------------------------------------------------------------------------
 
@@ -342,6 +368,7 @@ class MemoryService:
             direction=req.direction,
             types=req.types,
         )
+        await self._detail(req.graph, list(result.nodes.values()))
         return ExploreResult(
             nodes=[
                 ExploreNode(id=n.id, label=n.label, text=n.text, depth=n.depth) for n in result.nodes.values()

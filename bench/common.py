@@ -1,0 +1,58 @@
+"""What the benchmarks share: a Neo4j (a fresh local one unless GRAPHSVC_NEO4J_URI is set) and
+graphsvc served in-process for MCP clients."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import uvicorn
+
+from graphsvc.app import create_app
+from graphsvc.config import AuthSettings, Neo4jSettings, Settings
+from graphsvc.devstack import neo4j as local_neo4j
+
+PASSWORD = "graphsvc-bench"
+
+
+@contextmanager
+def neo4j_settings(*, heap: str = "1g", pagecache: str = "512m") -> Iterator[Settings]:
+    """Settings (auth off) for GRAPHSVC_NEO4J_URI if set, else for a fresh local Neo4j, stopped after."""
+    uri = os.environ.get("GRAPHSVC_NEO4J_URI")
+    if uri:
+        password = os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev")
+        yield Settings(neo4j=Neo4jSettings(uri=uri, password=password), auth=AuthSettings(required=False))
+        return
+    with tempfile.TemporaryDirectory() as home:
+        server = local_neo4j.start(
+            Path(home), bolt_port=17787, http_port=17574, password=PASSWORD, heap=heap, pagecache=pagecache
+        )
+        try:
+            yield Settings(
+                neo4j=Neo4jSettings(uri=server.bolt_uri, password=PASSWORD), auth=AuthSettings(required=False)
+            )
+        finally:
+            local_neo4j.stop(Path(home))
+
+
+@contextmanager
+def served(settings: Settings, port: int = 18390) -> Iterator[str]:
+    """graphsvc on 127.0.0.1:`port` in a thread; yields its base URL."""
+    app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

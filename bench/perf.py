@@ -1,0 +1,337 @@
+"""Performance side by side, in one run on one Neo4j, at 10k / 100k (/ 1M) memories:
+
+- recall p50/p95 through graphsvc's service layer and through MCP (streamable HTTP), against the raw
+  driver running the very statements that recall ran (recorded, then replayed);
+- the peer `mcp-neo4j-memory` (its own venv, in-process, `bench/peer/`) on a graph of the same size;
+- bulk ingest: `remember_many` (the path of `graphsvc import`) against a raw-driver UNWIND, and the
+  peer's create_entities/create_relations;
+- a pyinstrument profile of the recall hot path at the largest size.
+
+    .venv/bin/pip install -e '.[bench]'      # matplotlib, pyinstrument
+    bench/peer/setup                        # the peer's venv (.venv-peer)
+    .venv/bin/python bench/perf.py --sizes 10000,100000,1000000
+
+Prints a table; writes bench/results/perf.json, perf.png and profile-recall.txt. Data: bench/dataset.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import neo4j
+from mcp import Client
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dataset
+from common import neo4j_settings, served
+
+from graphsvc.app import Services
+from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.services.memory import MemoryService
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+PEER_PYTHON = HERE.parent / ".venv-peer" / "bin" / "python"
+GRAPH = "perf"
+BATCH = 1000
+WARMUP = 10
+RAW_INGEST = """
+UNWIND $rows AS row
+CREATE (m:Memory {graph: $graph, id: row.id, text: row.text, tags: row.tags})
+WITH m, row
+UNWIND row.entities AS ent
+MERGE (e:Entity {graph: $graph, id: ent.id})
+  ON CREATE SET e.label = ent.label, e.name = ent.name
+CREATE (m)-[:MENTIONS]->(e)
+"""
+
+
+class Recorder:
+    """The store, noting each statement (text, parameters) a call runs so it can be replayed raw."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        self.calls.append((self.store.statements[name].text, params))
+        return await self.store.run(name, **params)
+
+    async def write_transaction(self, work: Any) -> Any:
+        return await self.store.write_transaction(work)
+
+
+def summary(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {
+        "p50_ms": round(1000 * at(0.50), 2),
+        "p95_ms": round(1000 * at(0.95), 2),
+        "mean_ms": round(1000 * sum(ordered) / len(ordered), 2),
+        "n": len(ordered),
+    }
+
+
+async def ingest(memory: MemoryService, start: int, stop: int) -> float:
+    """Memories start..stop-1 through remember_many, BATCH at a time; items per second."""
+    started = time.perf_counter()
+    items = dataset.memories(stop, start=start)
+    for _ in range(start, stop, BATCH):
+        batch = [RememberInput(**item, graph=GRAPH) for _, item in zip(range(BATCH), items, strict=False)]
+        receipts = await memory.remember_many(batch)
+        assert all(r.status == "created" for r in receipts), receipts
+    return (stop - start) / (time.perf_counter() - started)
+
+
+async def raw_ingest(driver: neo4j.AsyncDriver, count: int) -> float:
+    """The same memories through one plain UNWIND per batch (no hash, no window); items per second."""
+    graph = GRAPH + "-raw"
+    rows = [
+        {
+            "id": f"raw_{i}",
+            "text": m["text"],
+            "tags": m["tags"],
+            "entities": [{**e, "id": f"{e['label']}:{e['name']}"} for e in m["entities"]],
+        }
+        for i, m in enumerate(dataset.memories(count))
+    ]
+    started = time.perf_counter()
+    for at in range(0, count, BATCH):
+        await driver.execute_query(RAW_INGEST, rows=rows[at : at + BATCH], graph=graph)
+    rate = count / (time.perf_counter() - started)
+    async with driver.session() as session:
+        await session.run(
+            "MATCH (n {graph: $graph}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
+            graph=graph,
+        )
+    return rate
+
+
+async def recall_latency(
+    recorder: Recorder, memory: MemoryService, driver: neo4j.AsyncDriver, url: str, queries: list[str]
+) -> dict[str, Any]:
+    """Per query, alternately: the service layer, the raw replay of its statements, then MCP."""
+    service, raw, mcp, returned = [], [], [], []
+    async with Client(f"{url}/mcp") as client:
+        for n, query in enumerate(queries[:WARMUP] + queries):
+            warm = n < WARMUP
+            recorder.calls = []
+            started = time.perf_counter()
+            result = await memory.recall(RecallInput(query=query, graph=GRAPH))
+            elapsed = time.perf_counter() - started
+            calls = list(recorder.calls)
+            started = time.perf_counter()
+            for text, params in calls:
+                await driver.execute_query(text, params, routing_=neo4j.RoutingControl.READ)
+            raw_elapsed = time.perf_counter() - started
+            started = time.perf_counter()
+            reply = await client.call_tool("recall", {"query": query, "graph": GRAPH})
+            mcp_elapsed = time.perf_counter() - started
+            assert not reply.is_error, reply.content
+            if not warm:
+                service.append(elapsed)
+                raw.append(raw_elapsed)
+                mcp.append(mcp_elapsed)
+                returned.append((len(result.memories), len(result.context[0]), len(calls)))
+    return {
+        "service": summary(service),
+        "mcp": summary(mcp),
+        "raw": summary(raw),
+        "mean_memories": round(sum(r[0] for r in returned) / len(returned), 1),
+        "mean_context_nodes": round(sum(r[1] for r in returned) / len(returned), 1),
+        "mean_statements": round(sum(r[2] for r in returned) / len(returned), 1),
+    }
+
+
+async def profile(memory: MemoryService, queries: list[str]) -> str | None:
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        return None
+    profiler = Profiler(async_mode="enabled")
+    profiler.start()
+    for query in queries:
+        await memory.recall(RecallInput(query=query, graph=GRAPH))
+    profiler.stop()
+    return profiler.output_text(unicode=False, color=False)
+
+
+def run_peer(settings: Any, sizes: list[int], queries: int) -> dict[str, Any] | None:
+    if not PEER_PYTHON.exists():
+        print(f"peer skipped: {PEER_PYTHON} missing (run bench/peer/setup)", file=sys.stderr)
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(
+            [
+                str(PEER_PYTHON), "-W", "ignore", str(HERE / "peer" / "peer_bench.py"),
+                "--uri", settings.neo4j.uri,
+                "--password", settings.neo4j.password.get_secret_value(),
+                "--sizes", ",".join(map(str, sizes)),
+                "--queries", str(queries),
+                "--json", out.name,
+            ],
+            check=True,
+        )  # fmt: skip
+        return json.loads(Path(out.name).read_text())
+
+
+async def forget_graph(driver: neo4j.AsyncDriver, graph: str) -> None:
+    async with driver.session() as session:
+        await session.run(
+            "MATCH (n {graph: $graph}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
+            graph=graph,
+        )
+        await session.run("MATCH (s:GraphState {name: $graph}) DELETE s", graph=graph)
+
+
+async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    peer = (
+        None
+        if args.no_peer
+        else run_peer(settings, [n for n in sizes if n <= args.peer_max], args.peer_queries)
+    )
+    services = Services.build(settings)
+    await services.start()
+    recorder = Recorder(services.store)
+    memory = MemoryService(recorder)  # type: ignore[arg-type]
+    neo = settings.neo4j
+    driver = neo4j.AsyncGraphDatabase.driver(
+        neo.uri, auth=(neo.user, neo.password.get_secret_value()), notifications_min_severity="OFF"
+    )
+    try:
+        server = (
+            await driver.execute_query("CALL dbms.components() YIELD versions RETURN versions[0] AS v")
+        ).records
+        await forget_graph(driver, GRAPH)
+        results: dict[str, Any] = {
+            "machine": {
+                "cpus": os.cpu_count(),
+                "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+                "platform": platform.platform(),
+                "neo4j_heap": args.heap,
+                "neo4j_pagecache": args.pagecache,
+            },
+            "versions": {
+                "python": platform.python_version(),
+                "neo4j_server": server[0]["v"],
+                "neo4j_driver": version("neo4j"),
+                "graphsvc": version("graphsvc"),
+                "mcp": version("mcp"),
+            },
+            "queries": args.queries,
+            "recall_settings": "query only, limit 10, hops 1 (the defaults)",
+            "raw_ingest_items_per_s": round(await raw_ingest(driver, min(sizes[0], 10_000)), 1),
+            "sizes": {},
+            "peer": peer,
+        }
+        print(f"raw UNWIND ingest: {results['raw_ingest_items_per_s']:,.0f} items/s", file=sys.stderr)
+        with served(settings) as url:
+            have = 0
+            for n in sizes:
+                rate = await ingest(memory, have, n)
+                print(f"{n:,} memories: ingest {rate:,.0f} items/s", file=sys.stderr)
+                have = n
+                latency = await recall_latency(
+                    recorder, memory, driver, url, dataset.queries(args.queries, n)
+                )
+                results["sizes"][str(n)] = {"ingest_items_per_s": round(rate, 1), "recall": latency}
+                print(f"{n:,} memories: {json.dumps(latency)}", file=sys.stderr)
+        text = await profile(memory, dataset.queries(100, sizes[-1], seed=5))
+        if text:
+            (RESULTS / "profile-recall.txt").write_text(text)
+        if os.environ.get("GRAPHSVC_NEO4J_URI"):
+            await forget_graph(driver, GRAPH)
+        return results
+    finally:
+        await driver.close()
+        await services.close()
+
+
+def table(results: dict[str, Any]) -> str:
+    peer = {str(s["size"]): s for s in (results["peer"] or {}).get("sizes", [])}
+    lines = [
+        "| memories | service p50 / p95 | MCP p50 / p95 | raw driver p50 / p95 | service / raw p50 "
+        "| peer p50 / p95 | MCP / peer p50 | ingest items/s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for n, row in results["sizes"].items():
+        r = row["recall"]
+        other = peer.get(n, {}).get("search")
+        lines.append(
+            f"| {int(n):,} | {r['service']['p50_ms']} / {r['service']['p95_ms']} ms "
+            f"| {r['mcp']['p50_ms']} / {r['mcp']['p95_ms']} ms | {r['raw']['p50_ms']} / {r['raw']['p95_ms']} ms "
+            f"| {r['service']['p50_ms'] / r['raw']['p50_ms']:.2f}x "
+            + (
+                f"| {other['p50_ms']} / {other['p95_ms']} ms | {r['mcp']['p50_ms'] / other['p50_ms']:.3f}x "
+                if other
+                else "| not run | - "
+            )
+            + f"| {row['ingest_items_per_s']:,.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, Any], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    sizes = [int(n) for n in results["sizes"]]
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for key, label in (
+        ("service", "graphsvc service"),
+        ("mcp", "graphsvc MCP"),
+        ("raw", "raw driver, same Cypher"),
+    ):
+        for stat, style in (("p50_ms", "-o"), ("p95_ms", ":")):
+            values = [results["sizes"][str(n)]["recall"][key][stat] for n in sizes]
+            axes.plot(sizes, values, style, label=f"{label} {stat[:3]}")
+    peer = sorted((s["size"], s["search"]) for s in (results["peer"] or {}).get("sizes", []))
+    if peer:
+        axes.plot([p[0] for p in peer], [p[1]["p50_ms"] for p in peer], "-s", label="mcp-neo4j-memory p50")
+        axes.plot([p[0] for p in peer], [p[1]["p95_ms"] for p in peer], ":", label="mcp-neo4j-memory p95")
+    axes.set(xscale="log", yscale="log", xlabel="memories in the graph", ylabel="recall latency (ms)")
+    axes.set_title("Recall latency against graph size")
+    axes.legend(fontsize=7)
+    axes.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200, help="recall queries per size")
+    parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--peer-max", type=int, default=100_000, help="largest graph given to the peer")
+    parser.add_argument("--peer-queries", type=int, default=60, help="its search returns every hit: slow")
+    parser.add_argument("--heap", default="4g")
+    parser.add_argument("--pagecache", default="4g")
+    args = parser.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    with neo4j_settings(heap=args.heap, pagecache=args.pagecache) as settings:
+        results = asyncio.run(measure(args, settings))
+    (RESULTS / "perf.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+    if plot(results, RESULTS / "perf.png"):
+        print(f"plot: {RESULTS / 'perf.png'}")
+
+
+if __name__ == "__main__":
+    main()
