@@ -1,0 +1,61 @@
+"""The hot path's statements use indexes: PROFILE on a real graph shows seeks, never label scans."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.services.memory import MemoryService
+from graphsvc.store.graph import GraphStore
+
+pytestmark = pytest.mark.neo4j
+SCANS = {"AllNodesScan", "NodeByLabelScan"}
+
+
+def _operators(plan: dict) -> list[tuple[str, str]]:
+    details = plan.get("args", {}).get("Details", "")
+    return [(plan["operatorType"].split("@")[0], details)] + [
+        op for child in plan.get("children", []) for op in _operators(child)
+    ]
+
+
+async def test_recall_and_remember_statements_seek_indexes(
+    memory: MemoryService, store: GraphStore, graph: str
+) -> None:
+    await memory.remember_many(
+        [
+            RememberInput(
+                text=f"note {n} about rockets",
+                entities=[{"label": "Person", "name": f"P{n % 3}"}],
+                graph=graph,
+            )
+            for n in range(30)
+        ]
+    )
+    calls: list[tuple[str, dict]] = []
+    run = store.run
+
+    async def recording(name: str, **params: object) -> list[dict]:
+        calls.append((name, params))
+        return await run(name, **params)
+
+    store.run = recording  # type: ignore[method-assign]
+    try:
+        recalled = await memory.recall(RecallInput(query="rockets", hops=1, graph=graph))
+    finally:
+        store.run = run  # type: ignore[method-assign]
+    assert recalled.memories
+    calls.append(("memory/by_content", {"graph": graph, "keys": ["x"]}))
+    calls.append(("memory/around", {"graph": graph, "seq": 5}))
+    calls.append(
+        ("graph/nodes", {"graph": graph, "memoryIds": [recalled.memories[0].id], "entityIds": ["Person:P1"]})
+    )
+    assert {"graph/keyword_hits", "graph/neighbours"} <= {name for name, _ in calls}
+    for name, params in calls:
+        async with store._driver.session(database=store._database) as session:
+            summary = await (await session.run("PROFILE " + store.statements[name].text, params)).consume()
+        operators = _operators(summary.profile)
+        kinds = {kind for kind, _ in operators}
+        assert not kinds & SCANS, (name, operators)
+        if name != "graph/keyword_hits":  # that one starts in the fulltext index (a procedure call)
+            assert any("IndexSeek" in kind or "IndexScan" in kind for kind in kinds), (name, operators)
