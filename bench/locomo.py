@@ -16,26 +16,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import secrets
-import tempfile
-import threading
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-import uvicorn
 from mcp import Client
 
-from graphsvc.app import create_app
-from graphsvc.config import AuthSettings, Neo4jSettings, Settings
-from graphsvc.devstack import neo4j as local_neo4j
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import neo4j_settings, served
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
 KS = (1, 5, 10, 25, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-PASSWORD = "graphsvc-bench"
 
 
 def turns(sample: dict) -> list[tuple[str, str, dict]]:
@@ -100,16 +95,6 @@ async def run(url: str, samples: list[dict]) -> None:
     )
 
 
-def serve(settings: Settings, port: int) -> uvicorn.Server:
-    app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True).start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return server
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", type=Path, default=DATA)
@@ -117,22 +102,8 @@ def main() -> None:
     args = parser.parse_args()
     samples = json.loads(args.data.read_text())
     samples = samples[: args.conversations] if args.conversations else samples
-    port = 18390
-    with tempfile.TemporaryDirectory() as home:
-        uri = os.environ.get("GRAPHSVC_NEO4J_URI")
-        password = os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev")
-        if not uri:
-            server = local_neo4j.start(Path(home), bolt_port=17787, http_port=17574, password=PASSWORD)
-            uri, password = server.bolt_uri, PASSWORD
-        settings = Settings(
-            neo4j=Neo4jSettings(uri=uri, password=password), auth=AuthSettings(required=False)
-        )
-        http = serve(settings, port)
-        try:
-            asyncio.run(run(f"http://127.0.0.1:{port}", samples))
-        finally:
-            http.should_exit = True
-            local_neo4j.stop(Path(home))
+    with neo4j_settings() as settings, served(settings) as url:
+        asyncio.run(run(url, samples))
 
 
 if __name__ == "__main__":
