@@ -260,7 +260,7 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    peer = {str(s["size"]): s for s in (results["peer"] or {}).get("sizes", [])}
+    peer = {str(s["size"]): s for s in (results["peer"] or {}).get("results", [])}
     lines = [
         "| memories | service p50 / p95 | MCP p50 / p95 | raw driver p50 / p95 | service / raw p50 "
         "| peer p50 / p95 | MCP / peer p50 | ingest items/s |",
@@ -280,6 +280,13 @@ def table(results: dict[str, Any]) -> str:
             )
             + f"| {row['ingest_items_per_s']:,.0f} |"
         )
+    first = next(iter(results["sizes"].values()))["ingest_items_per_s"]
+    peer_ingest = [s["ingest"]["items_per_s"] for s in (results["peer"] or {}).get("results", [])[:1]]
+    lines.append(
+        f"\nbulk ingest of the first 10,000: graphsvc {first:,.0f} items/s, raw UNWIND "
+        f"{results['raw_ingest_items_per_s']:,.0f} ({first / results['raw_ingest_items_per_s']:.2f}x)"
+        + (f", peer {peer_ingest[0]} ({first / peer_ingest[0]:.0f}x)" if peer_ingest else "")
+    )
     return "\n".join(lines)
 
 
@@ -301,7 +308,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
         for stat, style in (("p50_ms", "-o"), ("p95_ms", ":")):
             values = [results["sizes"][str(n)]["recall"][key][stat] for n in sizes]
             axes.plot(sizes, values, style, label=f"{label} {stat[:3]}")
-    peer = sorted((s["size"], s["search"]) for s in (results["peer"] or {}).get("sizes", []))
+    peer = sorted((s["size"], s["search"]) for s in (results["peer"] or {}).get("results", []))
     if peer:
         axes.plot([p[0] for p in peer], [p[1]["p50_ms"] for p in peer], "-s", label="mcp-neo4j-memory p50")
         axes.plot([p[0] for p in peer], [p[1]["p95_ms"] for p in peer], ":", label="mcp-neo4j-memory p95")
@@ -323,11 +330,15 @@ def main() -> None:
     parser.add_argument("--peer-queries", type=int, default=60, help="its search returns every hit: slow")
     parser.add_argument("--heap", default="4g")
     parser.add_argument("--pagecache", default="4g")
+    parser.add_argument("--report", action="store_true", help="only print and plot the saved perf.json")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    with neo4j_settings(heap=args.heap, pagecache=args.pagecache) as settings:
-        results = asyncio.run(measure(args, settings))
-    (RESULTS / "perf.json").write_text(json.dumps(results, indent=2) + "\n")
+    if args.report:
+        results = json.loads((RESULTS / "perf.json").read_text())
+    else:
+        with neo4j_settings(heap=args.heap, pagecache=args.pagecache) as settings:
+            results = asyncio.run(measure(args, settings))
+        (RESULTS / "perf.json").write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
     if plot(results, RESULTS / "perf.png"):
         print(f"plot: {RESULTS / 'perf.png'}")

@@ -55,7 +55,9 @@ class GraphStore:
             records, _, _ = await self._driver.execute_query(
                 statement.text, params, database_=self._database, routing_=routing
             )
-        return [record.data() for record in records]
+        # Statements return plain values, lists and maps (never nodes), which the driver already
+        # decoded: Record.data()'s recursive copy cost a quarter of recall's time in the profile.
+        return [dict(record.items()) for record in records]
 
     async def write_transaction(self, work: Callable[[Transaction], Awaitable[T]]) -> T:
         """Run several statements in one write transaction; any error rolls all of them back."""
@@ -98,7 +100,7 @@ class Transaction:
     async def run(self, name: str, **params: Any) -> list[Row]:
         statement = self._store._statement(name, params)
         result = await self._tx.run(statement.text, params)
-        return [record.data() async for record in result]
+        return [dict(record.items()) async for record in result]
 
 
 def create_driver(uri: str, user: str, password: str, *, max_pool: int = 50) -> AsyncDriver:
