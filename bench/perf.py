@@ -197,11 +197,12 @@ async def forget_graph(driver: neo4j.AsyncDriver, graph: str) -> None:
 
 async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    peer = (
-        None
-        if args.no_peer
-        else run_peer(settings, [n for n in sizes if n <= args.peer_max], args.peer_queries)
-    )
+    if args.peer_from:  # the peer's figures of an earlier run on this machine (its side is unchanged)
+        peer = json.loads(args.peer_from.read_text())["peer"]
+    elif args.no_peer:
+        peer = None
+    else:
+        peer = run_peer(settings, [n for n in sizes if n <= args.peer_max], args.peer_queries)
     services = Services.build(settings)
     await services.start()
     recorder = Recorder(services.store)
@@ -330,6 +331,7 @@ def main() -> None:
     parser.add_argument("--peer-queries", type=int, default=60, help="its search returns every hit: slow")
     parser.add_argument("--heap", default="4g")
     parser.add_argument("--pagecache", default="4g")
+    parser.add_argument("--peer-from", type=Path, help="reuse the peer's figures from an earlier perf.json")
     parser.add_argument("--report", action="store_true", help="only print and plot the saved perf.json")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
