@@ -15,6 +15,9 @@ Messages are written for the caller: they never echo a query or its parameters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 
 class GraphsvcError(Exception):
     code = "error"
@@ -62,3 +65,9 @@ class Unavailable(GraphsvcError):
 
 class ChainUnavailable(Unavailable):
     code = "chain_unavailable"
+
+
+def validation_reasons(errors: Sequence[Mapping[str, Any]], *, skip: int = 0) -> str:
+    """The first five validation errors as `path: message`, never the rejected values (they are the
+    caller's data). `skip` drops leading path parts (REST's "body")."""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc'][skip:]) or 'input'}: {e['msg']}" for e in errors[:5])

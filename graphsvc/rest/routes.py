@@ -40,7 +40,7 @@ from graphsvc.domain.models import (
     RememberResult,
     VerifyResult,
 )
-from graphsvc.errors import GraphsvcError
+from graphsvc.errors import GraphsvcError, validation_reasons
 from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.bulk import remember_items
@@ -217,5 +217,4 @@ def install(app: FastAPI) -> None:
         # Field paths and reasons only: the rejected values are the caller's data.
         errors = e.errors()
         fields = sorted({".".join(str(p) for p in err["loc"] if p != "body") for err in errors})
-        reasons = "; ".join(f"{'.'.join(str(p) for p in err['loc'][1:])}: {err['msg']}" for err in errors[:5])
-        return _error(422, "invalid_input", reasons, fields)
+        return _error(422, "invalid_input", validation_reasons(errors, skip=1), fields)

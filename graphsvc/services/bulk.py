@@ -8,14 +8,8 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from graphsvc.domain.models import RememberInput, RememberReceipt
+from graphsvc.errors import validation_reasons
 from graphsvc.services.memory import MemoryService
-
-
-def reasons(error: ValidationError) -> str:
-    """Field paths and messages, never the rejected values (they are the caller's data)."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'item'}: {e['msg']}" for e in error.errors()[:5]
-    )
 
 
 async def remember_items(
@@ -37,7 +31,7 @@ async def remember_items(
                     (index, RememberInput.model_validate(item | ({"graph": graph} if graph else {})))
                 )
             except ValidationError as error:
-                problem = reasons(error)
+                problem = validation_reasons(error.errors())
         if problem:
             receipts[index] = RememberReceipt(index=index, status="rejected", error=problem)
     written = await memory.remember_many([req for _, req in inputs]) if inputs else []
