@@ -110,11 +110,7 @@ async def raw_ingest(driver: neo4j.AsyncDriver, count: int) -> float:
     for at in range(0, count, BATCH):
         await driver.execute_query(RAW_INGEST, rows=rows[at : at + BATCH], graph=graph)
     rate = count / (time.perf_counter() - started)
-    async with driver.session() as session:
-        await session.run(
-            "MATCH (n {graph: $graph}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
-            graph=graph,
-        )
+    await forget_graph(driver, graph)
     return rate
 
 
