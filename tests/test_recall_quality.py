@@ -16,7 +16,7 @@ from graphsvc.config import Settings
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.services.keywords import keywords
 from graphsvc.services.memory import MemoryService
-from graphsvc.store.graph import GraphStore, create_driver
+from graphsvc.store.graph import GraphStore
 from tests.conftest import count_nodes
 
 
@@ -120,7 +120,7 @@ async def test_bulk_remember_is_idempotent_and_rejects_only_the_bad_item(
 
 
 @pytest.mark.neo4j
-def test_import_reports_bad_lines_by_number_lands_the_rest_and_is_idempotent(
+async def test_import_reports_bad_lines_by_number_lands_the_rest_and_is_idempotent(
     settings: Settings, store: GraphStore, graph: str, tmp_path: Path
 ) -> None:
     lines = [
@@ -144,8 +144,9 @@ def test_import_reports_bad_lines_by_number_lands_the_rest_and_is_idempotent(
         "GRAPHSVC_NEO4J_PASSWORD": neo.password.get_secret_value(),
     }
 
-    def run() -> tuple[int, list[dict], str]:
-        done = subprocess.run(
+    async def run() -> tuple[int, list[dict], str]:
+        done = await asyncio.to_thread(
+            subprocess.run,
             [sys.executable, "-m", "graphsvc.cli", "import", str(source), "--graph", graph],
             env=env,
             capture_output=True,
@@ -154,7 +155,7 @@ def test_import_reports_bad_lines_by_number_lands_the_rest_and_is_idempotent(
         )
         return done.returncode, [json.loads(line) for line in done.stdout.splitlines()], done.stderr
 
-    code, receipts, log = run()
+    code, receipts, log = await run()
     assert code == 1
     assert [(r["line"], r["status"]) for r in receipts] == [
         (1, "created"),
@@ -170,20 +171,11 @@ def test_import_reports_bad_lines_by_number_lands_the_rest_and_is_idempotent(
     assert "not JSON" in receipts[1]["error"] and "text" in receipts[4]["error"]
     assert "line 8: not UTF-8" in log and "line 7: graph" in log
     assert "2 created, 1 duplicates, 5 rejected" in log
-    assert asyncio.run(count_nodes_once(settings, graph)) == 3  # two memories and Ann
+    assert await count_nodes(store, graph) == 3  # two memories and Ann
 
-    code, receipts, log = run()
+    code, receipts, log = await run()
     assert [r["status"] for r in receipts if r["status"] != "rejected"] == ["duplicate"] * 3
-    assert asyncio.run(count_nodes_once(settings, graph)) == 3
-
-
-async def count_nodes_once(settings: Settings, graph: str) -> int:
-    neo = settings.neo4j
-    store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
-    try:
-        return await count_nodes(store, graph)
-    finally:
-        await store.close()
+    assert await count_nodes(store, graph) == 3
 
 
 @pytest.mark.neo4j
