@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphsvc.store.cypher import CypherFileError, load
-from graphsvc.store.graph import GraphStore
+from graphsvc.store.graph import GraphStore, _declared
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -72,3 +72,42 @@ async def test_schema_apply_is_idempotent(store: GraphStore) -> None:
         "SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names"
     )
     assert {"memory_graph_id", "entity_graph_id"} <= set(records[0]["names"])
+
+
+def test_every_schema_file_that_creates_declares_what_it_creates() -> None:
+    """apply_schema compares each declaration with what the database has (see the next test): a file
+    it cannot read would silently escape that check."""
+    creating = [s for s in load().values() if s.mode == "schema" and "CREATE" in s.text]
+    assert len(creating) >= 10
+    assert all(_declared(s.text) for s in creating)
+    assert _declared(load()["schema/memory_fulltext"].text) == (
+        "memory_search",
+        "Memory",
+        ("text", "window", "tags", "graphKey"),
+        "english",
+    )
+
+
+async def _definitions(store: GraphStore) -> dict[str, list[str]]:
+    records, _, _ = await store._driver.execute_query("SHOW INDEXES YIELD name, properties")
+    return {r["name"]: r["properties"] for r in records}
+
+
+@pytest.mark.neo4j
+async def test_schema_apply_recreates_what_an_older_definition_left_under_the_same_name(
+    store: GraphStore,
+) -> None:
+    """`IF NOT EXISTS` alone keeps any index or constraint of that name: a constraint once declared on
+    GraphState.graph stayed there after the file moved it to .name, and concurrent writers raced."""
+    run = store._driver.execute_query
+    await run("DROP CONSTRAINT tombstone_graph_id IF EXISTS")
+    await run("CREATE CONSTRAINT tombstone_graph_id FOR (t:Tombstone) REQUIRE t.unused IS UNIQUE")
+    await run("DROP INDEX memory_graph_seq IF EXISTS")
+    await run("CREATE INDEX memory_graph_seq FOR (m:Memory) ON (m.seq)")
+    assert (await _definitions(store))["memory_graph_seq"] == ["seq"]
+    await store.apply_schema()
+    found = await _definitions(store)
+    assert found["tombstone_graph_id"] == ["graph", "id"]
+    assert found["memory_graph_seq"] == ["graph", "seq"]
+    records, _, _ = await run("SHOW CONSTRAINTS YIELD name, properties WHERE name = 'tombstone_graph_id'")
+    assert records[0]["properties"] == ["graph", "id"]

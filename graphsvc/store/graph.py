@@ -6,6 +6,8 @@ ever formatted into Cypher text (labels and relation types travel as `$(...)` dy
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -19,6 +21,15 @@ from graphsvc.store.cypher import Statement, load
 
 T = TypeVar("T")
 Row = dict[str, Any]
+log = logging.getLogger("graphsvc")
+
+# What a schema file declares: `CREATE [FULLTEXT] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
+# ON|ON EACH|REQUIRE <properties>`, with the fulltext analyzer when it names one.
+_DECLARES = re.compile(
+    r"CREATE\s+(?:FULLTEXT\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
+    r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
+)
+_ANALYZER = re.compile(r"fulltext\.analyzer`?\s*:\s*'(\w+)'")
 
 
 @asynccontextmanager
@@ -65,11 +76,29 @@ class GraphStore:
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:
+        """Create what `cypher/schema/` declares. `IF NOT EXISTS` keeps an index or constraint whose
+        name exists, whatever its definition: one left by an older definition under the same name is
+        dropped and created again (logged), so a changed schema file always takes effect."""
         names = sorted(
             n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes"
         )
-        for name in [*names, "schema/await_indexes"]:
+        records, _, _ = await self._driver.execute_query(
+            "SHOW INDEXES YIELD name, labelsOrTypes, properties, owningConstraint, options",
+            database_=self._database,
+        )
+        existing = {record["name"]: record for record in records}
+        for name in names:
+            declared = _declared(self.statements[name].text)
+            found = existing.get(declared[0]) if declared else None
+            if declared and found and declared != (have := _definition(found, declared[3] is not None)):
+                kind = "CONSTRAINT" if found["owningConstraint"] else "INDEX"
+                log.warning("schema: %s %s is %s, declared %s: recreating it", kind, have[0], have[1:], declared[1:])
+                # Names come from cypher/schema (word characters only), never from a request.
+                await self._driver.execute_query(
+                    f"DROP {kind} {found['owningConstraint'] or have[0]}", database_=self._database
+                )
             await self.run(name)
+        await self.run("schema/await_indexes")
         return names
 
     async def ping(self) -> bool:
@@ -101,6 +130,29 @@ class Transaction:
         statement = self._store._statement(name, params)
         result = await self._tx.run(statement.text, params)
         return [dict(record.items()) async for record in result]
+
+
+def _declared(text: str) -> tuple[str, str, tuple[str, ...], str | None] | None:
+    """(name, label, properties, fulltext analyzer) of a schema statement that creates one."""
+    match = _DECLARES.search(text)
+    if match is None:
+        return None
+    analyzer = _ANALYZER.search(text)
+    props = tuple(re.findall(r"\w+\.(\w+)", match["props"]))
+    return match["name"], match["label"], props, analyzer[1] if analyzer else None
+
+
+def _definition(record: Any, analyzer: bool) -> tuple[str, str, tuple[str, ...], str | None]:
+    """The same tuple for an index (or a constraint's index) as SHOW INDEXES reports it; its analyzer
+    only when the declaration names one."""
+    [label] = record["labelsOrTypes"] or [""]
+    config = (record["options"] or {}).get("indexConfig") or {}
+    return (
+        record["name"],
+        label,
+        tuple(record["properties"] or ()),
+        config.get("fulltext.analyzer") if analyzer else None,
+    )
 
 
 def create_driver(uri: str, user: str, password: str, *, max_pool: int = 50) -> AsyncDriver:
