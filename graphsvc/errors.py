@@ -70,4 +70,6 @@ class ChainUnavailable(Unavailable):
 def validation_reasons(errors: Sequence[Mapping[str, Any]], *, skip: int = 0) -> str:
     """The first five validation errors as `path: message`, never the rejected values (they are the
     caller's data). `skip` drops leading path parts (REST's "body")."""
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc'][skip:]) or 'input'}: {e['msg']}" for e in errors[:5])
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc'][skip:]) or 'input'}: {e['msg']}" for e in errors[:5]
+    )

@@ -92,7 +92,9 @@ class GraphStore:
             found = existing.get(declared[0]) if declared else None
             if declared and found and declared != (have := _definition(found, declared[3] is not None)):
                 kind = "CONSTRAINT" if found["owningConstraint"] else "INDEX"
-                log.warning("schema: %s %s is %s, declared %s: recreating it", kind, have[0], have[1:], declared[1:])
+                log.warning(
+                    "schema: %s %s is %s, declared %s: recreating it", kind, have[0], have[1:], declared[1:]
+                )
                 # Names come from cypher/schema (word characters only), never from a request.
                 await self._driver.execute_query(
                     f"DROP {kind} {found['owningConstraint'] or have[0]}", database_=self._database
