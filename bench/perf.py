@@ -296,6 +296,8 @@ def table(results: dict[str, Any]) -> str:
             )
             + f"| {row['ingest_items_per_s']:,.0f} |"
         )
+    if "ingest_side_by_side" not in results:  # results of an earlier method (results/perf-1m.json)
+        return "\n".join(lines)
     first, raw = results["ingest_side_by_side"]["graphsvc"], results["ingest_side_by_side"]["raw"]
     peer_ingest = [s["ingest"]["items_per_s"] for s in (results["peer"] or {}).get("results", [])[:1]]
     lines.append(
@@ -347,18 +349,23 @@ def main() -> None:
     parser.add_argument("--heap", default="4g")
     parser.add_argument("--pagecache", default="4g")
     parser.add_argument("--peer-from", type=Path, help="reuse the peer's figures from an earlier perf.json")
-    parser.add_argument("--report", action="store_true", help="only print and plot the saved perf.json")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        metavar="JSON",
+        help="only print and plot saved results (e.g. results/perf.json)",
+    )
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    if args.report:
-        results = json.loads((RESULTS / "perf.json").read_text())
-    else:
+    saved = args.report or RESULTS / "perf.json"
+    if not args.report:
         with neo4j_settings(heap=args.heap, pagecache=args.pagecache) as settings:
             results = asyncio.run(measure(args, settings))
-        (RESULTS / "perf.json").write_text(json.dumps(results, indent=2) + "\n")
+        saved.write_text(json.dumps(results, indent=2) + "\n")
+    results = json.loads(saved.read_text())
     print(table(results))
-    if plot(results, RESULTS / "perf.png"):
-        print(f"plot: {RESULTS / 'perf.png'}")
+    if plot(results, saved.with_suffix(".png")):
+        print(f"plot: {saved.with_suffix('.png')}")
 
 
 if __name__ == "__main__":
