@@ -95,9 +95,10 @@ class GraphStore:
                 log.warning(
                     "schema: %s %s is %s, declared %s: recreating it", kind, have[0], have[1:], declared[1:]
                 )
-                # Names come from cypher/schema (word characters only), never from a request.
+                # Names come from cypher/schema (word characters only), never from a request. IF EXISTS:
+                # replicas starting together may race to drop it.
                 await self._driver.execute_query(
-                    f"DROP {kind} {found['owningConstraint'] or have[0]}", database_=self._database
+                    f"DROP {kind} {found['owningConstraint'] or have[0]} IF EXISTS", database_=self._database
                 )
             await self.run(name)
         await self.run("schema/await_indexes")
