@@ -84,14 +84,18 @@ def summary(seconds: list[float]) -> dict[str, float]:
     }
 
 
+async def remember(memory: MemoryService, items: list[dict[str, Any]]) -> None:
+    """One batch through remember_many (the `graphsvc import` path); every item must be created."""
+    receipts = await memory.remember_many([RememberInput(**item, graph=GRAPH) for item in items])
+    assert all(r.status == "created" for r in receipts), receipts
+
+
 async def ingest(memory: MemoryService, start: int, stop: int) -> float:
     """Memories start..stop-1 through remember_many, BATCH at a time; items per second."""
     started = time.perf_counter()
     items = dataset.memories(stop, start=start)
     for _ in range(start, stop, BATCH):
-        batch = [RememberInput(**item, graph=GRAPH) for _, item in zip(range(BATCH), items, strict=False)]
-        receipts = await memory.remember_many(batch)
-        assert all(r.status == "created" for r in receipts), receipts
+        await remember(memory, list(itertools.islice(items, BATCH)))
     return (stop - start) / (time.perf_counter() - started)
 
 
@@ -116,13 +120,12 @@ async def ingest_side_by_side(
             for i, m in enumerate(batch)
         ]
         started = time.perf_counter()
-        receipts = await memory.remember_many([RememberInput(**m, graph=GRAPH) for m in batch])
+        await remember(memory, batch)
         between = time.perf_counter()
         await driver.execute_query(RAW_INGEST, rows=rows, graph=GRAPH + "-raw")
         if at:
             spent["graphsvc"] += between - started
             spent["raw"] += time.perf_counter() - between
-        assert all(r.status == "created" for r in receipts), receipts
     await forget_graph(driver, GRAPH + "-raw")
     return {side: (count - BATCH) / seconds for side, seconds in spent.items()}
 
