@@ -65,6 +65,7 @@ class Services:
             chain,
             explorer_url=settings.chain.explorer_url,
             receipt_timeout_s=settings.chain.receipt_timeout_s,
+            finality_timeout_s=settings.chain.finality_timeout_s,
             lease_ttl_s=settings.chain.lease_ttl_s,
         )
         access = AccessService(store, required=bool(settings.auth.required))

@@ -186,12 +186,13 @@ class ChainTarget:
 
 @pytest.fixture(scope="session")
 def chain_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChainTarget]:
-    """anvil (automine: a transaction is mined at once; tests mine further blocks for finality)."""
+    """anvil: a transaction is mined at once, and a block every 0.2 s, so a root is final (two blocks
+    behind the head, like Monad) about 0.4 s after its transaction."""
     from graphsvc.chain.anchor import AnchorContract
     from graphsvc.devstack import chain as local_chain
 
     home = tmp_path_factory.mktemp("chain")
-    node = local_chain.start(home, port=free_port())
+    node = local_chain.start(home, port=free_port(), block_time=0.2)
 
     async def deploy() -> str:
         contract = AnchorContract(node.rpc_url, None, local_chain.DEV_PRIVATE_KEY)

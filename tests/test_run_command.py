@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -60,6 +61,7 @@ def test_graphsvc_up_starts_everything_prints_working_urls_and_sigterm_stops_it_
     with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True) as process:
         try:
             _check_stack(process, http, browser)
+            _check_cli_reaches_the_stack(tmp_path, env)
         finally:
             process.send_signal(signal.SIGTERM)
             exit_code = process.wait(timeout=90)
@@ -91,9 +93,29 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     assert stored.status_code == 201
     anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60, headers=bearer).json()
     assert (anchored["status"], anchored["count"]) == ("anchored", 1)
+    verified = httpx.get(f"http://127.0.0.1:{http}/v1/memories/{stored.json()['id']}/verify", headers=bearer)
+    assert verified.json()["verified"] is True  # anchor_now answered once the batch was final
     with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
         assert sse.status_code == 200
         assert next(sse.iter_lines()).startswith("event: endpoint")
+
+
+def _check_cli_reaches_the_stack(home: Path, env: dict[str, str]) -> None:
+    """The other commands find the stack `up` runs with no exports (its stack file in --home)."""
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "graphsvc.cli", *args, "--home", str(home)]
+        return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+    (home / "one.jsonl").write_text('{"text": "imported through the CLI"}\n')
+    stored = cli("import", str(home / "one.jsonl"))
+    assert stored.returncode == 0, stored.stderr
+    anchored = cli("anchor")
+    assert anchored.returncode == 0 and anchored.stdout.startswith("Anchored 1 memory."), anchored.stderr
+    assert "(this chain has no block explorer)" in anchored.stdout
+    memory_id = json.loads(stored.stdout)["id"]
+    verified = cli("verify", memory_id)
+    assert verified.returncode == 0 and verified.stdout.startswith("✓ Verified"), verified.stdout
 
 
 def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:

@@ -132,7 +132,10 @@ class AnchorContract:
         """
         chain_id = await self.chain_id()
         if self.expected_chain_id is not None and chain_id != self.expected_chain_id:
-            raise NotConfigured(f"the RPC serves chain {chain_id}, configured for {self.expected_chain_id}")
+            raise NotConfigured(
+                f"the RPC serves chain {chain_id}, but chain {self.expected_chain_id} is configured: set "
+                "GRAPHSVC_CHAIN_NETWORK to the RPC's network (monad-testnet 10143, monad-mainnet 143, local 31337)"
+            )
         code = await self._rpc(lambda: self.w3.eth.get_code(self._contract.address))
         if not code:
             raise NotConfigured(f"no contract code at {self.address} on chain {chain_id}")
@@ -238,10 +241,6 @@ class AnchorContract:
             return bool(await self._rpc(lambda: fn.call(block_identifier="finalized")))
         except w3err.BadFunctionCallOutput:
             return False
-
-    def verify_calldata(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> str:
-        """The eth_call data of verifyMemory(root, id, hash, proof), for proof bundles."""
-        return str(self._verify_call(root, memory_id, memory_hash, proof)._encode_transaction_data())
 
     async def close(self) -> None:
         await self.w3.provider.disconnect()

@@ -74,8 +74,8 @@ def start(home: Path, *, port: int = 8545, block_time: float | None = None) -> L
         str(home / "state.json"),
         "--silent",
     ]
-    if block_time:
-        command += ["--block-time", str(block_time)]
+    if block_time:  # a block every `block_time` seconds, and each transaction mined at once
+        command += ["--block-time", str(block_time), "--mixed-mining"]
     process = spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     (home / "anvil.pid").write_text(str(process.pid))
     deadline = time.monotonic() + READY_TIMEOUT_S

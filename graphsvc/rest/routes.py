@@ -31,7 +31,6 @@ from graphsvc.domain.models import (
     IdInput,
     LinkInput,
     LinkResult,
-    ProofBundle,
     RecallInput,
     RecallResult,
     RememberBatchInput,
@@ -40,6 +39,7 @@ from graphsvc.domain.models import (
     RememberResult,
     VerifyResult,
 )
+from graphsvc.domain.proof import ProofBundle
 from graphsvc.errors import GraphsvcError, validation_reasons
 from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService

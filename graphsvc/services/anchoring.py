@@ -22,7 +22,8 @@ from typing import Any, Protocol
 
 from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_hash
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof, unpack_proof, verify
-from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, ProofBundle, VerifyResult
+from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, VerifyResult
+from graphsvc.domain.proof import AnchorRecord, Forgotten, ProofBundle
 from graphsvc.errors import ChainUnavailable, Conflict, NotFound
 from graphsvc.services.ports import Row, Store
 
@@ -45,7 +46,6 @@ class Chain(Protocol):
     async def inclusion(self, tx_hash: str, root: str) -> Any: ...
     async def anchor_of(self, root: str, block: str | int = "finalized") -> Any: ...
     async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool: ...
-    def verify_calldata(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> str: ...
 
 
 def _hex(data: bytes) -> str:
@@ -64,6 +64,7 @@ class AnchoringService:
         *,
         explorer_url: Callable[[str], str | None] = lambda _: None,
         receipt_timeout_s: float = 60,
+        finality_timeout_s: float = 30,
         lease_ttl_s: float = 120,
         owner: str | None = None,
     ):
@@ -71,6 +72,7 @@ class AnchoringService:
         self._chain = chain
         self._explorer_url = explorer_url
         self._receipt_timeout_s = receipt_timeout_s
+        self._finality_timeout_s = finality_timeout_s
         self._lease_ttl_ms = int(lease_ttl_s * 1000)
         self.owner = owner or f"{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(3)}"
         self._lock = asyncio.Lock()
@@ -82,7 +84,9 @@ class AnchoringService:
     # ---- anchor_now -----------------------------------------------------------------------------
 
     async def anchor_now(self, req: GraphInput) -> AnchorResult:
-        """Seal every pending memory of the graph into one batch and anchor its root.
+        """Seal every pending memory of the graph into one batch, anchor its root and wait (bounded,
+        outside the lease) until the root is final, so that verify_memory passes when this returns.
+        A batch not final within the finality timeout answers status "not_final" with the reason.
 
         Raises:
             Conflict: another replica holds the anchoring lease, or the contract refuses the batch.
@@ -100,7 +104,27 @@ class AnchoringService:
             if batch is None:
                 return AnchorResult(status="nothing_pending", reason="no memory of this graph is waiting")
             batch = await self.advance(batch, fence)
+        if batch["status"] != "FINALIZED" and not await self._await_finality(batch["root"]):
+            return self._anchored(batch).model_copy(
+                update={
+                    "status": "not_final",
+                    "reason": f"included in block {batch['blockNumber']} but not final after "
+                    f"{self._finality_timeout_s:g} s; verify_memory passes once it is",
+                }
+            )
         return self._anchored(batch)
+
+    async def _await_finality(self, root: str) -> bool:
+        """Poll until the root is anchored at the `finalized` block (then mark the batch FINALIZED:
+        a fact read from the chain, so it needs no lease); False when the timeout passes first."""
+        chain = self._require_chain()
+        deadline = time.monotonic() + self._finality_timeout_s
+        while await chain.anchor_of(root, "finalized") is None:
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(RECEIPT_POLL_S)
+        await self._store.run("anchor/finalized", root=root)
+        return True
 
     async def reconcile(self) -> list[str]:
         """Finish every unfinished batch (start-up, after a crash or an RPC outage); returns their roots."""
@@ -362,25 +386,32 @@ class AnchoringService:
         return True
 
     async def bundle(self, req: IdInput) -> ProofBundle:
+        """The memory's proof bundle (graphsvc.proof/v2), for anyone to verify without graphsvc.
+
+        Raises:
+            NotFound: no such memory, or its batch is not on chain yet.
+        """
         row = await self.evidence(req)
         memory, tombstone, batch = row["memory"], row["tombstone"], row["batch"]
         if batch is None or batch.get("status") not in ("INCLUDED", "FINALIZED"):
-            raise NotFound(f"memory {req.id!r} is not anchored yet")
-        stored_hash, proof = (memory or tombstone)["hash"], _proof(row)
-        chain = self._chain
+            raise NotFound(f"memory {req.id!r} is not anchored yet: run anchor_now")
         return ProofBundle(
             id=req.id,
-            hash=stored_hash,
+            hash=(memory or tombstone)["hash"],
             envelope=_envelope(memory) if memory else None,
-            proof=proof,
+            forgotten=Forgotten(forgottenAt=tombstone["forgottenAt"]) if memory is None else None,
+            proof=_proof(row),
             root=batch["root"],
-            chainId=batch.get("chainId"),
-            contract=batch.get("contract"),
-            txHash=batch.get("txHash"),
-            blockNumber=batch.get("blockNumber"),
-            verifyCalldata=chain.verify_calldata(batch["root"], req.id, stored_hash, proof)
-            if chain
-            else None,
+            anchor=AnchorRecord(
+                chainId=batch["chainId"],
+                contract=batch["contract"],
+                txHash=batch["txHash"],
+                blockNumber=batch["blockNumber"],
+                batchSeq=batch["seq"],
+                leafCount=batch["count"],
+                anchoredAt=batch["anchoredAt"],
+                explorerUrl=self._explorer_url(batch["txHash"]),
+            ),
         )
 
 
