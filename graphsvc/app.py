@@ -30,6 +30,7 @@ from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 
 STARTUP_WAIT_S = 60
+RECONCILE_RETRY_S = 2.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 log = logging.getLogger("graphsvc")
 
@@ -92,14 +93,21 @@ class Services:
             )
         if self.chain is not None:
             await self.chain.check()
+
+    async def reconcile(self) -> None:
+        """Finish the batches a stopped process left (a dead replica's lease lapses within its TTL):
+        retried every few seconds until it succeeds once, in the background of serving."""
+        while True:
             try:
                 finished = await self.anchoring.reconcile()
                 if finished:
                     log.warning("reconciled %d unfinished batch(es) at start-up", len(finished))
-            except GraphsvcError as e:
-                log.warning("unfinished batches stay for later: %s", e)
-            except Exception:  # a batch that cannot be finished must not keep the service down
-                log.exception("reconciling unfinished batches failed; they stay for later")
+                return
+            except GraphsvcError as e:  # another replica holds the lease, or the chain is away
+                log.info("unfinished batches wait: %s", e)
+            except Exception:  # a batch that cannot be finished must not stop the service
+                log.exception("reconciling unfinished batches failed; retrying")
+            await asyncio.sleep(RECONCILE_RETRY_S)
 
     async def auto_anchor(self) -> None:
         """Anchor every N seconds, or as soon as M memories are pending (whichever is configured)."""
@@ -142,13 +150,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.start()
-        auto = services.chain is not None and (settings.chain.auto_interval_s or settings.chain.auto_pending)
-        task = asyncio.create_task(services.auto_anchor()) if auto else None
+        tasks = []
+        if services.chain is not None:
+            tasks.append(asyncio.create_task(services.reconcile()))
+            if settings.chain.auto_interval_s or settings.chain.auto_pending:
+                tasks.append(asyncio.create_task(services.auto_anchor()))
         try:
             async with mcp.session_manager.run():
                 yield
         finally:
-            if task is not None:
+            for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task

@@ -50,7 +50,9 @@ class ChainSettings(BaseModel):
     finality_timeout_s: float = Field(
         default=30, ge=0, description="anchor_now waits this long for its batch to be final"
     )
-    lease_ttl_s: float = Field(default=120, gt=0)
+    lease_ttl_s: float = Field(
+        default=15, gt=0, description="The anchoring lease, renewed every third of it while held"
+    )
     auto_interval_s: float = Field(default=0, ge=0, description="Anchor every N seconds (0: off)")
     auto_pending: int = Field(default=0, ge=0, description="Anchor once N memories are pending (0: off)")
 

@@ -18,7 +18,7 @@ from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import Settings
 from graphsvc.domain import render
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
-from graphsvc.errors import ChainUnavailable
+from graphsvc.errors import ChainUnavailable, Conflict
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
@@ -303,3 +303,57 @@ async def test_start_up_refuses_a_contract_address_without_code(settings: Settin
             await services.start()
     finally:
         await services.close()
+
+
+async def _anchor_states(store: GraphStore) -> list[dict[str, Any]]:
+    return await _cypher(store, "MATCH (s:AnchorState) RETURN s.seq AS seq, s.fence AS fence")
+
+
+async def test_two_replicas_taking_the_first_lease_of_a_fresh_database_at_once_make_one_state(
+    store: GraphStore,
+) -> None:
+    [before] = await _anchor_states(store) or [{"seq": 0}]
+    replicas = [AnchoringService(store, None, owner=f"replica-{n}") for n in range(2)]
+    try:
+        for _ in range(15):
+            await _cypher(store, "MATCH (s:AnchorState) DELETE s")
+            taken = await asyncio.gather(*(r.acquire() for r in replicas), return_exceptions=True)
+            assert sorted(type(t).__name__ for t in taken) == ["Conflict", "int"]
+            assert len(await _anchor_states(store)) == 1
+            await asyncio.gather(*(r.release() for r in replicas))
+    finally:  # later batches keep counting from where the suite was
+        await _cypher(store, "MERGE (s:AnchorState {id: 'anchoring'}) SET s.seq = $seq", seq=before["seq"])
+
+
+async def test_a_held_lease_is_renewed_and_a_dead_holders_lapses_within_its_ttl(store: GraphStore) -> None:
+    holder = AnchoringService(store, None, lease_ttl_s=0.6, owner="holder")
+    other = AnchoringService(store, None, lease_ttl_s=0.6, owner="other")
+    async with holder._leased():
+        for _ in range(3):  # well past the TTL: renewed, so never lost
+            await asyncio.sleep(0.4)
+            with pytest.raises(Conflict):
+                await other.acquire()
+    await other.acquire()  # released on exit
+    await other.release()
+    await holder.acquire()  # then the holder dies: no renewal, no release
+    with pytest.raises(Conflict):
+        await other.acquire()
+    await asyncio.sleep(0.7)
+    await other.acquire()
+    await other.release()
+
+
+async def test_schema_apply_merges_the_anchor_states_an_older_version_duplicated(store: GraphStore) -> None:
+    [before] = await _anchor_states(store)
+    await _cypher(store, "DROP CONSTRAINT anchor_state_id IF EXISTS")
+    await _cypher(
+        store,
+        "CREATE (:AnchorState {id: 'anchoring', seq: $seq, fence: 99, owner: 'ghost', leaseUntil: 0})",
+        seq=(before["seq"] or 0) + 5,
+    )
+    await store.apply_schema()
+    assert await _anchor_states(store) == [{"seq": (before["seq"] or 0) + 5, "fence": 100}]
+    constraints = await _cypher(
+        store, "SHOW CONSTRAINTS YIELD name WHERE name = 'anchor_state_id' RETURN name"
+    )
+    assert constraints == [{"name": "anchor_state_id"}]  # back: no second state can appear

@@ -24,7 +24,7 @@ from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_ha
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof, unpack_proof, verify
 from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, VerifyResult
 from graphsvc.domain.proof import AnchorRecord, Forgotten, ProofBundle
-from graphsvc.errors import ChainUnavailable, Conflict, NotFound
+from graphsvc.errors import ChainUnavailable, Conflict, GraphsvcError, NotFound
 from graphsvc.services.ports import Row, Store
 
 log = logging.getLogger(__name__)
@@ -50,10 +50,6 @@ class Chain(Protocol):
 
 def _hex(data: bytes) -> str:
     return "0x" + data.hex()
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class AnchoringService:
@@ -148,12 +144,22 @@ class AnchoringService:
         return _Lease(self)
 
     async def acquire(self) -> int:
-        rows = await self._store.run(
-            "anchor/lease", owner=self.owner, now=_now_ms(), ttlMs=self._lease_ttl_ms
-        )
+        rows = await self._store.run("anchor/lease", owner=self.owner, ttlMs=self._lease_ttl_ms)
         if not rows:
             raise Conflict("another graphsvc replica is anchoring right now; try again shortly")
         return int(rows[0]["fence"])
+
+    async def renew(self, fence: int) -> None:
+        """Keep the lease while working: every third of its time-to-live, until cancelled."""
+        while True:
+            await asyncio.sleep(self._lease_ttl_ms / 3000)
+            try:
+                if not await self._store.run(
+                    "anchor/renew", owner=self.owner, fence=fence, ttlMs=self._lease_ttl_ms
+                ):
+                    return  # lost: the fenced writes will refuse, nothing more to keep
+            except GraphsvcError as e:  # Neo4j away for a moment: the lease may still hold
+                log.warning("could not renew the anchoring lease: %s", e)
 
     async def release(self) -> None:
         await self._store.run("anchor/release", owner=self.owner)
@@ -424,12 +430,15 @@ class _Lease:
     async def __aenter__(self) -> int:
         await self._service._lock.acquire()
         try:
-            return await self._service.acquire()
+            fence = await self._service.acquire()
         except BaseException:
             self._service._lock.release()
             raise
+        self._renewing = asyncio.create_task(self._service.renew(fence))
+        return fence
 
     async def __aexit__(self, *exc: object) -> None:
+        self._renewing.cancel()
         try:
             await self._service.release()
         finally:

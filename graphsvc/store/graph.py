@@ -78,7 +78,12 @@ class GraphStore:
     async def apply_schema(self) -> list[str]:
         """Create what `cypher/schema/` declares. `IF NOT EXISTS` keeps an index or constraint whose
         name exists, whatever its definition: one left by an older definition under the same name is
-        dropped and created again (logged), so a changed schema file always takes effect."""
+        dropped and created again (logged), so a changed schema file always takes effect. Repairs
+        (`schema/` files in write mode) run first: data an older version left that a constraint refuses."""
+        for name in sorted(
+            n for n, s in self.statements.items() if n.startswith("schema/") and s.mode == "write"
+        ):
+            await self.run(name)
         names = sorted(
             n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes"
         )
