@@ -31,16 +31,17 @@ from graphsvc.store.graph import GraphStore, create_driver
 
 STARTUP_WAIT_S = 60
 RECONCILE_RETRY_S = 2.0
+HEALTH_TIMEOUT_S = 3.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 log = logging.getLogger("graphsvc")
 
 
-def build_chain(chain: ChainSettings) -> AnchorContract | None:
+def build_chain(chain: ChainSettings, deadline_s: float = 10) -> AnchorContract | None:
     if not chain.configured:
         return None
     assert chain.rpc_url is not None
     key = chain.private_key.get_secret_value() if chain.private_key else None
-    return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id)
+    return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id, deadline_s=deadline_s)
 
 
 @dataclass
@@ -56,11 +57,16 @@ class Services:
     @classmethod
     def build(cls, settings: Settings) -> Services:
         neo = settings.neo4j
+        deadline = settings.deadline_s
         driver = create_driver(
-            neo.uri, neo.user, neo.password.get_secret_value(), max_pool=neo.max_connection_pool_size
+            neo.uri,
+            neo.user,
+            neo.password.get_secret_value(),
+            max_pool=neo.max_connection_pool_size,
+            deadline_s=deadline,
         )
-        store = GraphStore(driver, neo.database)
-        chain = build_chain(settings.chain)
+        store = GraphStore(driver, neo.database, deadline_s=deadline)
+        chain = build_chain(settings.chain, deadline)
         anchoring = AnchoringService(
             store,
             chain,
@@ -93,6 +99,21 @@ class Services:
             )
         if self.chain is not None:
             await self.chain.check()
+
+    async def health(self) -> dict[str, object]:
+        neo4j, chain = await asyncio.gather(self.store.ping(), self._chain_answers())
+        down = [name for name, ok in (("neo4j", neo4j), ("chain", chain)) if ok is False]
+        return {"status": "degraded" if down else "ok", "neo4j": neo4j, "chain": chain, "down": down}
+
+    async def _chain_answers(self) -> bool | None:
+        if self.chain is None:
+            return None
+        try:
+            async with asyncio.timeout(HEALTH_TIMEOUT_S):
+                await self.chain.chain_id()
+        except (GraphsvcError, TimeoutError):
+            return False
+        return True
 
     async def reconcile(self) -> None:
         """Finish the batches a stopped process left (a dead replica's lease lapses within its TTL):
@@ -179,10 +200,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/health", tags=["health"], operation_id="health")
     async def health() -> JSONResponse:
-        ok = await services.store.ping()
-        return JSONResponse(
-            {"status": "ok" if ok else "degraded", "neo4j": ok}, status_code=200 if ok else 503
-        )
+        """Each dependency: `neo4j` and `chain` (null when no chain is configured), and the list of those
+        `down`. 503 when Neo4j is down (nothing can be served); a chain outage only delays anchoring."""
+        state = await services.health()
+        return JSONResponse(state, status_code=503 if not state["neo4j"] else 200)
 
     app.router.routes.extend([*sse.routes, *streamable.routes])
     return app

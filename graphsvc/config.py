@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     )
 
     environment: Literal["development", "production"] = "development"
+    deadline_s: float = Field(
+        default=10, gt=0, description="How long a request waits for Neo4j or the chain before a 503"
+    )
     neo4j: Neo4jSettings = Neo4jSettings()
     http: HttpSettings = HttpSettings()
     chain: ChainSettings = ChainSettings()

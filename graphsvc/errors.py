@@ -10,13 +10,15 @@
     └── Unavailable             unavailable     503   (Neo4j cannot be reached)
         └── ChainUnavailable    chain_unavailable 503 (the chain RPC cannot be reached)
 
-Messages are written for the caller: they never echo a query or its parameters.
+Messages are written for the caller: they never echo a query or its parameters, nor a secret (an
+RPC URL's path or credentials often hold an API key: `public_url` keeps only scheme, host and port).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 
 class GraphsvcError(Exception):
@@ -73,3 +75,15 @@ def validation_reasons(errors: Sequence[Mapping[str, Any]], *, skip: int = 0) ->
     return "; ".join(
         f"{'.'.join(str(p) for p in e['loc'][skip:]) or 'input'}: {e['msg']}" for e in errors[:5]
     )
+
+
+def public_url(url: str) -> str:
+    """`scheme://host[:port]` of a URL: what may be shown of an RPC URL (never its path, query or
+    credentials, where providers put API keys)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "the configured URL"
+    return f"{parts.scheme}://{host}{port}"

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.merkle import memory_leaf, verify
 from graphsvc.domain.proof import ProofBundle
+from graphsvc.errors import public_url
 
 MAX_BUNDLE_BYTES = 1_000_000
 RPC_TIMEOUT_S = 10.0
@@ -104,7 +105,7 @@ class Rpc:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise RpcError(f"the RPC URL must be http(s)://host[:port][/path], not {url!r}")
         self.url, self.timeout = url, timeout
-        self.shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"  # never a path's API key
+        self.shown = public_url(url)
 
     def __call__(self, method: str, *params: Any) -> Any:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()

@@ -34,6 +34,9 @@ from graphsvc.store.graph import GraphStore, create_driver
 LOCAL_IMAGE = f"graphsvc/neo4j:{local_neo4j.NEO4J_VERSION}"
 OFFICIAL_IMAGE = f"neo4j:{local_neo4j.NEO4J_VERSION}-community"
 PASSWORD = "graphsvc-test-" + secrets.token_hex(4)
+# Generous: a cold server on a loaded machine compiles a statement for seconds. The outage tests set
+# their own short deadline.
+TEST_DEADLINE_S = 60
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
     from graphsvc.devstack.chain import DEV_PRIVATE_KEY
 
     return Settings(
+        deadline_s=TEST_DEADLINE_S,
         neo4j=Neo4jSettings(uri=neo4j_target.uri, user=neo4j_target.user, password=neo4j_target.password),
         chain=ChainSettings(
             network="local",
@@ -122,7 +126,8 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
 @pytest.fixture(scope="session")
 async def store(settings: Settings) -> AsyncIterator[GraphStore]:
     neo = settings.neo4j
-    store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
+    driver = create_driver(neo.uri, neo.user, neo.password.get_secret_value(), deadline_s=TEST_DEADLINE_S)
+    store = GraphStore(driver, neo.database, deadline_s=TEST_DEADLINE_S)
     await store.apply_schema()
     yield store
     await store.close()
@@ -153,7 +158,7 @@ def _serve(settings: Settings) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a cold server on a loaded machine
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("graphsvc did not start")

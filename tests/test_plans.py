@@ -45,7 +45,7 @@ async def test_recall_and_remember_statements_seek_indexes(
     finally:
         store.run = run  # type: ignore[method-assign]
     assert recalled.memories
-    calls.append(("memory/by_content", {"graph": graph, "keys": ["x"]}))
+    calls.append(("memory/by_content", {"graph": graph, "keys": ["x"], "since": "", "ids": ["mem_x"]}))
     calls.append(("memory/around", {"graph": graph, "seq": 5}))
     calls.append(
         ("graph/nodes", {"graph": graph, "memoryIds": [recalled.memories[0].id], "entityIds": ["Person:P1"]})

@@ -18,6 +18,7 @@ from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.neo4j
 START_TIMEOUT_S = 240
+SLOW_S = 60  # a fresh server's first queries compile for seconds on a loaded machine
 
 
 def _read_urls(process: subprocess.Popen[str]) -> tuple[dict[str, str], str]:
@@ -82,18 +83,34 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     bearer = {"authorization": f"Bearer {token}"}
     assert urls["MCP (streamable HTTP)"] == f"http://127.0.0.1:{http}/mcp"
     assert urls["MCP (SSE)"] == f"http://127.0.0.1:{http}/sse"
-    assert httpx.get(urls["Health"]).json() == {"status": "ok", "neo4j": True}
-    assert httpx.get(urls["REST API docs"]).status_code == 200
-    assert "Neo4j Browser" in httpx.get(f"http://127.0.0.1:{browser}/browser/").text
-    refused = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"})
+    assert httpx.get(timeout=SLOW_S, url=urls["Health"]).json() == {
+        "status": "ok",
+        "neo4j": True,
+        "chain": True,
+        "down": [],
+    }
+    assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200
+    assert "Neo4j Browser" in httpx.get(timeout=SLOW_S, url=f"http://127.0.0.1:{browser}/browser/").text
+    refused = httpx.post(
+        timeout=SLOW_S, url=f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"}
+    )
     assert refused.status_code == 401
     stored = httpx.post(
-        f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"}, headers=bearer
+        timeout=SLOW_S,
+        url=f"http://127.0.0.1:{http}/v1/memories",
+        json={"text": "run command works"},
+        headers=bearer,
     )
     assert stored.status_code == 201
-    anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60, headers=bearer).json()
+    anchored = httpx.post(
+        timeout=SLOW_S, url=f"http://127.0.0.1:{http}/v1/anchor", json={}, headers=bearer
+    ).json()
     assert (anchored["status"], anchored["count"]) == ("anchored", 1)
-    verified = httpx.get(f"http://127.0.0.1:{http}/v1/memories/{stored.json()['id']}/verify", headers=bearer)
+    verified = httpx.get(
+        timeout=SLOW_S,
+        url=f"http://127.0.0.1:{http}/v1/memories/{stored.json()['id']}/verify",
+        headers=bearer,
+    )
     assert verified.json()["verified"] is True  # anchor_now answered once the batch was final
     with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
         assert sse.status_code == 200

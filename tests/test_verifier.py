@@ -16,6 +16,7 @@ import pytest
 
 from graphsvc.chain.anchor import AnchorContract, load_artifact
 from graphsvc.config import Settings
+from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack.chain import DEV_PRIVATE_KEY
 from graphsvc.domain.merkle import memory_leaf
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
@@ -24,6 +25,7 @@ from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.verifier import CHECKS, BundleError, Rpc, load_bundle, render, verify_bundle
 from tests.conftest import REPO, free_port
+from tests.conftest import mine as local_chain_mine
 
 pytestmark = pytest.mark.neo4j
 
@@ -148,18 +150,32 @@ async def test_a_forgotten_memorys_bundle_says_it_was_forgotten_and_its_anchor_s
 
 
 async def test_anchor_now_answers_not_final_when_finality_outlasts_its_timeout(
-    memory: MemoryService, store, settings: Settings, graph: str
+    memory: MemoryService, store, graph: str, tmp_path: Path
 ) -> None:
-    c = settings.chain
-    assert c.rpc_url and c.private_key
-    chain = AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
-    impatient = AnchoringService(store, chain, receipt_timeout_s=10, finality_timeout_s=0, lease_ttl_s=5)
+    # a chain that mines transactions but no empty blocks: nothing ever becomes final on it
+    node = local_chain.start(tmp_path, port=free_port())
+    deployer = AnchorContract(node.rpc_url, None, DEV_PRIVATE_KEY)
+    address = await deployer.deploy()
+    await deployer.close()
+    chain = AnchorContract(node.rpc_url, address, DEV_PRIVATE_KEY)
     try:
+        patient = AnchoringService(store, chain, receipt_timeout_s=10, finality_timeout_s=0.5, lease_ttl_s=5)
         await memory.remember(RememberInput(text="final soon", graph=graph))
-        result = await impatient.anchor_now(GraphInput(graph=graph))
-        assert result.status == "not_final" and result.root and result.txHash and result.reason
+        result = await patient.anchor_now(GraphInput(graph=graph))
+        assert result.status == "not_final" and result.root and result.txHash and result.blockNumber
+        assert "not final after 0.5 s" in (result.reason or "")
+        local_chain_mine(node.rpc_url, 2)  # two more blocks: final now, and verify says so
+        assert (await patient.verify(IdInput(id=(await _ids(store, graph))[0], graph=graph))).verified
     finally:
         await chain.close()
+        local_chain.stop(tmp_path)
+
+
+async def _ids(store, graph: str) -> list[str]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g}) RETURN m.id AS id", g=graph, database_=store._database
+    )
+    return [r["id"] for r in records]
 
 
 def test_the_committed_json_schema_is_the_models_and_describes_real_bundles(bundle: dict[str, Any]) -> None:

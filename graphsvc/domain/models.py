@@ -202,6 +202,18 @@ class RememberReceipt(_Out):
     id: str | None = None
     hash: str | None = None
     error: str | None = None
+    # Why a rejected item was refused, as the error a single remember raises (not serialised).
+    _failure: Exception | None = PrivateAttr(default=None)
+
+    @classmethod
+    def rejected(cls, index: int, failure: Exception) -> RememberReceipt:
+        receipt = cls(index=index, status="rejected", error=str(failure))
+        receipt._failure = failure
+        return receipt
+
+    @property
+    def failure(self) -> Exception | None:
+        return self._failure
 
 
 class RememberBatchResult(_Out):

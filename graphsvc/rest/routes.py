@@ -40,7 +40,7 @@ from graphsvc.domain.models import (
     VerifyResult,
 )
 from graphsvc.domain.proof import ProofBundle
-from graphsvc.errors import GraphsvcError, validation_reasons
+from graphsvc.errors import GraphsvcError, Unavailable, validation_reasons
 from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.bulk import remember_items
@@ -48,6 +48,7 @@ from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 
 B = TypeVar("B", bound=BaseModel)
+RETRY_AFTER_S = 5
 
 
 class ErrorBody(BaseModel):
@@ -210,7 +211,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(GraphsvcError)
     async def _graphsvc_error(_: Request, e: GraphsvcError) -> JSONResponse:
-        return _error(e.status, e.code, e.message)
+        response = _error(e.status, e.code, e.message)
+        if isinstance(e, Unavailable):  # a dependency is away: worth trying again shortly
+            response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:

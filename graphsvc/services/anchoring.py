@@ -228,7 +228,7 @@ class AnchoringService:
                 "status": "SEALED",
             }
 
-        return await self._store.write_transaction(work)
+        return await self._store.write_transaction(work, bounded=False)  # up to MAX_BATCH members
 
     async def _update(self, batch: Row, fence: int, **changes: Any) -> Row:
         rows = await self._store.run(

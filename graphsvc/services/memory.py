@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
@@ -45,6 +45,7 @@ MAX_RELATIONS = 1000
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
 NAMED_BOOST = 1.3  # text score factor for a memory that mentions an entity the query names
+RETRY_WINDOW_S = 300  # a remember of the same content within it is a retry: the stored receipt answers
 
 
 def new_id(prefix: str) -> str:
@@ -172,10 +173,21 @@ class MemoryService:
         links: Sequence[tuple[str, str]] = (),
         extra: dict[str, Any] | None = None,
     ) -> RememberResult:
-        """Store a memory. `links` (type, entity id) and `extra` properties serve store_event."""
-        draft = _Draft.of(0, req, format_timestamp(self._clock()), links, extra)
-        await self._write(req.graph, [draft], bulk=False)
-        return draft.result()
+        """Store a memory. `links` (type, entity id) and `extra` properties serve store_event.
+
+        Retry-safe: the same content remembered in the same graph within RETRY_WINDOW_S (a retry whose
+        answer was lost, by the driver or the client) answers the stored memory's receipt.
+
+        Raises:
+            NotFound, InvalidInput: a relation endpoint is unknown or ambiguous (nothing is written).
+        """
+        now = self._clock()
+        draft = _Draft.of(0, req, format_timestamp(now), links, extra)
+        since = format_timestamp(now - timedelta(seconds=RETRY_WINDOW_S))
+        [receipt] = await self._write(req.graph, [draft], since=since)
+        if receipt.failure is not None:
+            raise receipt.failure
+        return replace(draft, id=receipt.id or draft.id, digest=receipt.hash or draft.digest).result()
 
     async def remember_many(self, reqs: Sequence[RememberInput]) -> list[RememberReceipt]:
         """Bulk remember, one transaction (and one UNWIND) per graph in the batch. Idempotent: an item
@@ -186,56 +198,75 @@ class MemoryService:
         drafts = [_Draft.of(i, req, created_at) for i, req in enumerate(reqs)]
         receipts: list[RememberReceipt] = []
         for graph in dict.fromkeys(d.req.graph for d in drafts):
-            receipts += await self._write(graph, [d for d in drafts if d.req.graph == graph], bulk=True)
+            receipts += await self._write(graph, [d for d in drafts if d.req.graph == graph], since="")
         return sorted(receipts, key=lambda r: r.index)
 
-    async def _write(self, graph: str, drafts: list[_Draft], *, bulk: bool) -> list[RememberReceipt]:
-        """Write `drafts` (all of one graph) in one transaction. Single remember (`bulk` False) raises
-        on an unresolvable relation; bulk skips duplicates and rejects such items alone."""
+    async def _write(self, graph: str, drafts: list[_Draft], *, since: str) -> list[RememberReceipt]:
+        """Write `drafts` (all of one graph) in one transaction, a receipt each: created; duplicate of a
+        memory with the same content created at or after `since` (or of one of these very drafts,
+        when the driver re-runs a transaction whose commit went unacknowledged); or rejected (an
+        unresolvable relation, the error kept in `failure`)."""
 
         async def work(tx: Reader) -> list[RememberReceipt]:
-            [claim] = await tx.run("memory/claim_seq", graph=graph, count=len(drafts))
+            await tx.run("memory/lock_graph", graph=graph)
+            rows = await tx.run(
+                "memory/by_content",
+                graph=graph,
+                keys=[d.key for d in drafts],
+                since=since,
+                ids=[d.id for d in drafts],
+            )
+            known = {row["key"]: (row["id"], row["hash"]) for row in rows}
+            outcomes = await self._resolve(tx, graph, drafts)
             receipts: dict[int, RememberReceipt] = {}
-            fresh = drafts
-            if bulk:
-                rows = await tx.run("memory/by_content", graph=graph, keys=[d.key for d in drafts])
-                known = {row["key"]: (row["id"], row["hash"]) for row in rows}
-                fresh = []
-                for d in drafts:
-                    if d.key in known:
-                        memory_id, digest = known[d.key]
-                        receipts[d.index] = RememberReceipt(
-                            index=d.index, status="duplicate", id=memory_id, hash=digest
-                        )
-                    else:
-                        known[d.key] = (d.id, d.digest)
-                        fresh.append(d)
-            written = await self._resolve(tx, graph, fresh, receipts, bulk)
+            written = []
+            for d in drafts:
+                outcome = outcomes[d.index]
+                d.triples = outcome if isinstance(outcome, list) else []
+                if d.key in known:
+                    memory_id, digest = known[d.key]
+                    receipts[d.index] = RememberReceipt(
+                        index=d.index, status="duplicate", id=memory_id, hash=digest
+                    )
+                elif isinstance(outcome, GraphsvcError):
+                    receipts[d.index] = RememberReceipt.rejected(d.index, outcome)
+                else:
+                    known[d.key] = (d.id, d.digest)
+                    receipts[d.index] = RememberReceipt(
+                        index=d.index, status="created", id=d.id, hash=d.digest
+                    )
+                    written.append(d)
             if written:
-                recent = [(row["id"], row["text"]) for row in claim["recent"]]
-                sequence = recent + [(d.id, d.req.text) for d in written]
-                window = {
-                    w["id"]: w["window"]
-                    for w in windows(sequence, [i for i, _ in sequence[max(0, len(recent) - WINDOW) :]])
-                }
-                await tx.run(
-                    "memory/create",
-                    graph=graph,
-                    memories=[d.row(claim["base"] + 1 + n, window[d.id]) for n, d in enumerate(written)],
-                )
-                if recent:
-                    touched = [{"id": i, "window": window[i]} for i, _ in recent[-WINDOW:]]
-                    await tx.run("memory/set_windows", graph=graph, windows=touched)
+                await self._create(tx, graph, written)
             return [receipts[d.index] for d in drafts]
 
         return await self._store.write_transaction(work)
 
     @staticmethod
+    async def _create(tx: Reader, graph: str, written: list[_Draft]) -> None:
+        """The memories, in remember order after the positions claimed here, and the windows they touch."""
+        [claim] = await tx.run("memory/claim_seq", graph=graph, count=len(written))
+        recent = [(row["id"], row["text"]) for row in claim["recent"]]
+        sequence = recent + [(d.id, d.req.text) for d in written]
+        window = {
+            w["id"]: w["window"]
+            for w in windows(sequence, [i for i, _ in sequence[max(0, len(recent) - WINDOW) :]])
+        }
+        await tx.run(
+            "memory/create",
+            graph=graph,
+            memories=[d.row(claim["base"] + 1 + n, window[d.id]) for n, d in enumerate(written)],
+        )
+        if recent:
+            touched = [{"id": i, "window": window[i]} for i, _ in recent[-WINDOW:]]
+            await tx.run("memory/set_windows", graph=graph, windows=touched)
+
+    @staticmethod
     async def _resolve(
-        tx: Reader, graph: str, drafts: list[_Draft], receipts: dict[int, RememberReceipt], bulk: bool
-    ) -> list[_Draft]:
+        tx: Reader, graph: str, drafts: list[_Draft]
+    ) -> dict[int, list[tuple[str, str, str]] | GraphsvcError]:
         """Resolve relation endpoints: the item's own entities (by id, else name), then entities of
-        the batch and of the graph. Returns the drafts that resolved (their receipts: created)."""
+        the batch and of the graph. Each draft's relation triples, or why they cannot resolve."""
         introduced: dict[str, set[str]] = {}
         for d in drafts:
             for e in d.entities:
@@ -247,7 +278,7 @@ class MemoryService:
         if pending:
             rows = await tx.run("memory/resolve_entities", graph=graph, refs=pending)
             found = {row["ref"]: row["ids"] for row in rows}
-        written = []
+        outcomes: dict[int, list[tuple[str, str, str]] | GraphsvcError] = {}
         for d in drafts:
             try:
                 resolved = {
@@ -256,14 +287,10 @@ class MemoryService:
                     for ref in d.refs
                 }
             except GraphsvcError as error:
-                if not bulk:
-                    raise
-                receipts[d.index] = RememberReceipt(index=d.index, status="rejected", error=str(error))
+                outcomes[d.index] = error
                 continue
-            d.triples = [(resolved[r.from_], r.type, resolved[r.to]) for r in d.req.relations]
-            receipts[d.index] = RememberReceipt(index=d.index, status="created", id=d.id, hash=d.digest)
-            written.append(d)
-        return written
+            outcomes[d.index] = [(resolved[r.from_], r.type, resolved[r.to]) for r in d.req.relations]
+        return outcomes
 
     async def upgrade(self) -> list[str]:
         """Key the memories of older versions by graph so keyword recall finds them; returns the
