@@ -69,8 +69,8 @@ class Recorder:
         self.calls.append((self.store.statements[name].text, params))
         return await self.store.run(name, **params)
 
-    async def write_transaction(self, work: Any) -> Any:
-        return await self.store.write_transaction(work)
+    async def write_transaction(self, work: Any, **options: Any) -> Any:
+        return await self.store.write_transaction(work, **options)
 
 
 def summary(seconds: list[float]) -> dict[str, float]:

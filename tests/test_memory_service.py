@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,7 +16,7 @@ from graphsvc.domain.models import (
     RecallInput,
     RememberInput,
 )
-from graphsvc.errors import NotFound, Unavailable
+from graphsvc.errors import Conflict, NotFound, Unavailable
 from graphsvc.services.memory import RETRY_WINDOW_S, MemoryService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import count_nodes
@@ -214,3 +215,73 @@ async def test_a_rejected_remember_writes_nothing(
         "MATCH (s:GraphState {name: $g}) RETURN s.seq AS seq", g=graph, database_=store._database
     )
     assert after[0]["seq"] == records[0]["seq"] and await count_nodes(store, graph) == 1
+
+
+class _Counting:
+    """The real store, counting write transactions (and refusing the one numbered `refuse`: a group
+    the database would not take as a whole)."""
+
+    def __init__(self, store: GraphStore, *, refuse: int = 0):
+        self._store, self.writes, self._refuse = store, 0, refuse
+
+    async def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        return await self._store.run(name, **params)
+
+    async def write_transaction(self, work: Any, *, bounded: bool = True) -> Any:
+        self.writes += 1
+        if self.writes == self._refuse:
+            raise Conflict("refused as a whole")
+        return await self._store.write_transaction(work, bounded=bounded)
+
+
+async def _by_seq(store: GraphStore, graph: str) -> list[dict[str, Any]]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g}) RETURN m.id AS id, m.text AS text, m.seq AS seq, m.window AS window "
+        "ORDER BY m.seq",
+        g=graph,
+        database_=store._database,
+    )
+    return [r.data() for r in records]
+
+
+async def test_concurrent_remembers_of_one_graph_share_transactions_each_with_its_own_receipt(
+    store: GraphStore, graph: str
+) -> None:
+    counting = _Counting(store)
+    memory = MemoryService(counting)  # type: ignore[arg-type]
+    texts = [f"concurrent note {n}" for n in range(40)]
+    results = await asyncio.gather(*(memory.remember(RememberInput(text=t, graph=graph)) for t in texts))
+    assert len({r.id for r in results}) == 40 and counting.writes < 40
+    stored = await _by_seq(store, graph)
+    assert sorted(m["id"] for m in stored) == sorted(r.id for r in results)
+    assert [m["seq"] for m in stored] == list(range(stored[0]["seq"], stored[0]["seq"] + 40))
+    for i, m in enumerate(stored):  # each window: its text with two neighbours each side, in seq order
+        assert m["window"] == "\n".join(n["text"] for n in stored[max(0, i - 2) : i + 3])
+
+
+async def test_in_a_group_commit_a_bad_remember_fails_alone(store: GraphStore, graph: str) -> None:
+    memory = MemoryService(store)
+    bad = RememberInput(
+        text="bad", relations=[{"from": "Nobody", "type": "KNOWS", "to": "Ghost"}], graph=graph
+    )
+    good = [RememberInput(text=f"good {n}", graph=graph) for n in range(10)]
+    results = await asyncio.gather(
+        *(memory.remember(r) for r in [*good[:5], bad, *good[5:]]), return_exceptions=True
+    )
+    assert [type(r).__name__ for r in results] == ["RememberResult"] * 5 + ["NotFound"] + [
+        "RememberResult"
+    ] * 5
+    assert await count_nodes(store, graph) == 10
+
+
+async def test_a_group_the_database_refuses_as_a_whole_is_written_one_by_one(
+    store: GraphStore, graph: str
+) -> None:
+    counting = _Counting(store, refuse=2)
+    memory = MemoryService(counting)  # type: ignore[arg-type]
+    first = asyncio.ensure_future(memory.remember(RememberInput(text="alone first", graph=graph)))
+    await asyncio.sleep(0)  # the first write is in flight: the next ones queue into one group
+    rest = [memory.remember(RememberInput(text=f"queued {n}", graph=graph)) for n in range(5)]
+    results = await asyncio.gather(first, *rest)
+    assert len({r.id for r in results}) == 6 and await count_nodes(store, graph) == 6
+    assert counting.writes == 1 + 1 + 5  # alone, the refused group, then each of the group alone

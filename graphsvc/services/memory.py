@@ -35,8 +35,9 @@ from graphsvc.domain.models import (
     RememberResult,
 )
 from graphsvc.domain.render import clip
-from graphsvc.errors import GraphsvcError, InvalidInput, NotFound
+from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
+from graphsvc.services.group_commit import GroupCommit
 from graphsvc.services.keywords import graph_key, lucene_query, words
 from graphsvc.services.ports import Reader, Store
 
@@ -163,6 +164,7 @@ class MemoryService:
     def __init__(self, store: Store, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
         self._store = store
         self._clock = clock
+        self._commits: GroupCommit[_Draft, RememberReceipt] = GroupCommit(self._flush)
 
     # ---- remember -------------------------------------------------------------------------------
 
@@ -176,18 +178,38 @@ class MemoryService:
         """Store a memory. `links` (type, entity id) and `extra` properties serve store_event.
 
         Retry-safe: the same content remembered in the same graph within RETRY_WINDOW_S (a retry whose
-        answer was lost, by the driver or the client) answers the stored memory's receipt.
+        answer was lost, by the driver or the client) answers the stored memory's receipt. Concurrent
+        remembers of one graph share a transaction (group commit), each with its own answer.
 
         Raises:
             NotFound, InvalidInput: a relation endpoint is unknown or ambiguous (nothing is written).
         """
-        now = self._clock()
-        draft = _Draft.of(0, req, format_timestamp(now), links, extra)
-        since = format_timestamp(now - timedelta(seconds=RETRY_WINDOW_S))
-        [receipt] = await self._write(req.graph, [draft], since=since)
+        draft = _Draft.of(0, req, format_timestamp(self._clock()), links, extra)
+        receipt = await self._commits.submit(req.graph, draft)
         if receipt.failure is not None:
             raise receipt.failure
         return replace(draft, id=receipt.id or draft.id, digest=receipt.hash or draft.digest).result()
+
+    async def _flush(self, graph: str, drafts: list[_Draft]) -> list[RememberReceipt | BaseException]:
+        """One group commit: the drafts of concurrent remembers in one transaction, in arrival order.
+        Should the transaction itself refuse the group (not an outage), each is tried alone, so that
+        only the one at fault fails."""
+        for index, draft in enumerate(drafts):
+            draft.index = index
+        since = format_timestamp(self._clock() - timedelta(seconds=RETRY_WINDOW_S))
+        try:
+            return list(await self._write(graph, drafts, since=since))
+        except (InvalidInput, Conflict):
+            if len(drafts) == 1:
+                raise
+        alone: list[RememberReceipt | BaseException] = []
+        for draft in drafts:
+            draft.index = 0
+            try:
+                alone += await self._write(graph, [draft], since=since)
+            except GraphsvcError as error:
+                alone.append(error)
+        return alone
 
     async def remember_many(self, reqs: Sequence[RememberInput]) -> list[RememberReceipt]:
         """Bulk remember, one transaction (and one UNWIND) per graph in the batch. Idempotent: an item
