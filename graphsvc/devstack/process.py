@@ -27,7 +27,10 @@ def alive(pid: int) -> bool:
 
 
 def port_free(port: int) -> bool:
+    """Nothing listens on `port` (TIME_WAIT sockets of a stopped server do not count: the server
+    itself binds with SO_REUSEADDR, so the probe does too)."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

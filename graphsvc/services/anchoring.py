@@ -80,9 +80,11 @@ class AnchoringService:
     # ---- anchor_now -----------------------------------------------------------------------------
 
     async def anchor_now(self, req: GraphInput) -> AnchorResult:
-        """Seal every pending memory of the graph into one batch, anchor its root and wait (bounded,
-        outside the lease) until the root is final, so that verify_memory passes when this returns.
-        A batch not final within the finality timeout answers status "not_final" with the reason.
+        """Finish the graph's unfinished batches (an earlier call cut short), seal every pending
+        memory into one batch, anchor its root and wait (bounded, outside the lease) until every one
+        of these roots is final, so that verify_memory passes when this returns. The answer describes
+        the new batch, else the last one finished. A batch not final within the finality timeout
+        answers status "not_final" with the reason.
 
         Raises:
             Conflict: another replica holds the anchoring lease, or the contract refuses the batch.
@@ -95,12 +97,15 @@ class AnchoringService:
                 reason="anchoring needs MONAD_RPC_URL and ANCHOR_CONTRACT (and a signer key)",
             )
         async with self._leased() as fence:
-            await self._finish(fence, graph=req.graph)
-            batch = await self.seal(req.graph, fence)
-            if batch is None:
-                return AnchorResult(status="nothing_pending", reason="no memory of this graph is waiting")
-            batch = await self.advance(batch, fence)
-        if batch["status"] != "FINALIZED" and not await self._await_finality(batch["root"]):
+            batches = await self._finish(fence, graph=req.graph)
+            sealed = await self.seal(req.graph, fence)
+            if sealed is not None:
+                batches.append(await self.advance(sealed, fence))
+        if not batches:
+            return AnchorResult(status="nothing_pending", reason="no memory of this graph is waiting")
+        batch = batches[-1]
+        final = [b["status"] == "FINALIZED" or await self._await_finality(b["root"]) for b in batches]
+        if not all(final):
             return self._anchored(batch).model_copy(
                 update={
                     "status": "not_final",
@@ -127,7 +132,7 @@ class AnchoringService:
         if self._chain is None:
             return []
         async with self._leased() as fence:
-            return await self._finish(fence)
+            return [batch["root"] for batch in await self._finish(fence)]
 
     def _anchored(self, batch: Row) -> AnchorResult:
         return AnchorResult(
@@ -164,8 +169,9 @@ class AnchoringService:
     async def release(self) -> None:
         await self._store.run("anchor/release", owner=self.owner)
 
-    async def _finish(self, fence: int, graph: str | None = None) -> list[str]:
-        """Advance unfinished batches (of one graph, or all); one that cannot move does not block the rest.
+    async def _finish(self, fence: int, graph: str | None = None) -> list[Row]:
+        """Advance unfinished batches (of one graph, or all) and return them as advanced; one that cannot
+        move does not block the rest.
 
         Raises:
             ChainUnavailable: a batch of `graph` could not be finished (with `graph` only).
@@ -184,8 +190,7 @@ class AnchoringService:
                 )
                 continue
             try:
-                await self.advance(batch, fence)
-                finished.append(batch["root"])
+                finished.append(await self.advance(batch, fence))
             except ChainUnavailable as e:
                 log.warning("batch %s not finished yet: %s", batch["root"], e)
                 stuck.append(e)
