@@ -1,7 +1,7 @@
 """Composition root: builds the driver, the store and the services once, and the ASGI app on them.
 
 One app serves REST (/v1, OpenAPI at /docs), MCP over SSE (/sse + /messages/) and over streamable
-HTTP (/mcp), and /health.
+HTTP (/mcp), /health, and the standalone verifier page at /verify.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from importlib import resources
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from graphsvc.chain.anchor import AnchorContract
@@ -204,6 +205,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         `down`. 503 when Neo4j is down (nothing can be served); a chain outage only delays anchoring."""
         state = await services.health()
         return JSONResponse(state, status_code=503 if not state["neo4j"] else 200)
+
+    # Built from contracts/verifier/ (node contracts/verifier/build.mjs); it needs nothing from graphsvc.
+    verify_page = resources.files("graphsvc").joinpath("web/verify.html").read_text(encoding="utf-8")
+
+    @app.get("/verify", include_in_schema=False)
+    async def verify() -> HTMLResponse:
+        return HTMLResponse(verify_page)
 
     app.router.routes.extend([*sse.routes, *streamable.routes])
     return app

@@ -38,6 +38,7 @@ def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
         f"  MCP (SSE)              {base}/sse",
         f"  REST API docs          {base}/docs",
         f"  Health                 {base}/health",
+        f"  Verify a proof bundle  {base}/verify",
     ]
     if token:
         lines.append(f"  Dev token (graph 'default', read+write)  Authorization: Bearer {token}")

@@ -24,12 +24,14 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from playwright.async_api import Browser
 
 from graphsvc.app import create_app
 from graphsvc.config import AuthSettings, ChainSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
+from tests import browser
 
 LOCAL_IMAGE = f"graphsvc/neo4j:{local_neo4j.NEO4J_VERSION}"
 OFFICIAL_IMAGE = f"neo4j:{local_neo4j.NEO4J_VERSION}-community"
@@ -216,3 +218,10 @@ def mine(rpc_url: str, blocks: int = 2) -> None:
     from graphsvc.devstack.chain import _rpc
 
     _rpc(rpc_url, "anvil_mine", [hex(blocks)])
+
+
+@pytest.fixture(scope="session")
+async def chromium() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless, one per session (tests/browser.py); each test opens its own pages."""
+    async with browser.chromium() as launched:
+        yield launched

@@ -90,6 +90,7 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
         "down": [],
     }
     assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200
+    assert "graphsvcVerify" in httpx.get(timeout=SLOW_S, url=urls["Verify a proof bundle"]).text
     assert "Neo4j Browser" in httpx.get(timeout=SLOW_S, url=f"http://127.0.0.1:{browser}/browser/").text
     refused = httpx.post(
         timeout=SLOW_S, url=f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"}

@@ -226,6 +226,9 @@ def test_wrong_field_types_name_the_field(bundle: dict[str, Any]) -> None:
     bundle["anchor"]["blockNumber"] = "twelve"
     with pytest.raises(BundleError, match=r"^anchor\.blockNumber: "):
         load_bundle(json.dumps(bundle).encode())
+    bundle["anchor"]["blockNumber"] = "12"  # a number in a string is not a JSON integer either
+    with pytest.raises(BundleError, match=r"^anchor\.blockNumber: "):
+        load_bundle(json.dumps(bundle).encode())
     del bundle["anchor"]
     with pytest.raises(BundleError, match=r"^anchor: "):
         load_bundle(json.dumps(bundle).encode())

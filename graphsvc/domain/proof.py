@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 BUNDLE_SCHEMA = "graphsvc.proof/v2"
 Hex32 = Annotated[str, Field(pattern=r"^0x[0-9a-f]{64}$", description="32 bytes, 0x-prefixed lowercase hex")]
 Address = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="20-byte EVM address")]
-Count = Annotated[int, Field(ge=0, le=2**64 - 1)]
+# strict: a JSON integer only, as the JSON Schema says (lax mode took "31337", 12.0 and true)
+Count = Annotated[int, Field(ge=0, le=2**64 - 1, strict=True)]
 
 # The contract views and event a verifier uses, as in contracts/GraphsvcAnchor.json (a test checks).
 VERIFIER_ABI: list[dict[str, Any]] = [
@@ -106,7 +107,7 @@ class AnchorRecord(_Part):
     txHash: Hex32
     blockNumber: Count
     batchSeq: Count
-    leafCount: Annotated[int, Field(ge=1, le=2**32 - 1)]
+    leafCount: Annotated[int, Field(ge=1, le=2**32 - 1, strict=True)]
     anchoredAt: Count = Field(description="Block time, milliseconds since the epoch")
     explorerUrl: str | None = Field(default=None, max_length=512, description="Null where none exists")
 
