@@ -82,6 +82,9 @@ class Services:
         upgraded = await self.memory.upgrade()
         if upgraded:
             log.warning("keyed the memories of %d graph(s) stored by an older version", len(upgraded))
+        [titled] = await self.store.run("anchor/title_batches")
+        if titled["titled"]:
+            log.warning("titled %d batch(es) sealed by an older version", titled["titled"])
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:
