@@ -1,7 +1,7 @@
 """Composition root: builds the driver, the store and the services once, and the ASGI app on them.
 
 One app serves REST (/v1, OpenAPI at /docs), MCP over SSE (/sse + /messages/) and over streamable
-HTTP (/mcp), and /health.
+HTTP (/mcp), /health, and Neo4j Browser's style and guide (/browser/, outside the OpenAPI).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.domain.models import GraphInput
@@ -175,5 +176,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             {"status": "ok" if ok else "degraded", "neo4j": ok}, status_code=200 if ok else 503
         )
 
+    app.mount(PREFIX, browser_app())
     app.router.routes.extend([*sse.routes, *streamable.routes])
     return app
