@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from graphsvc.browser import neo4j_settings
 from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.neo4j
@@ -83,10 +84,12 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     assert httpx.get(urls["Health"]).json() == {"status": "ok", "neo4j": True}
     assert httpx.get(urls["REST API docs"]).status_code == 200
     assert "Neo4j Browser" in httpx.get(f"http://127.0.0.1:{browser}/browser/").text
+    assert httpx.get(urls["Browser guide"]).status_code == 200
+    assert _browser_settings(browser) == neo4j_settings(f"http://127.0.0.1:{http}")
     refused = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"})
     assert refused.status_code == 401
-    stored = httpx.post(
-        f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"}, headers=bearer
+    stored = httpx.post(  # a fresh server's first write took over httpx's default 5 s on a busy machine
+        f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"}, headers=bearer, timeout=60
     )
     assert stored.status_code == 201
     anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60, headers=bearer).json()
@@ -94,6 +97,17 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
         assert sse.status_code == 200
         assert next(sse.iter_lines()).startswith("event: endpoint")
+
+
+def _browser_settings(http_port: int) -> dict[str, str]:
+    """The browser.* settings Neo4j gives Browser (dbms.clientConfig, as Browser reads them)."""
+    answer = httpx.post(
+        f"http://127.0.0.1:{http_port}/db/neo4j/tx/commit",
+        auth=("neo4j", "graphsvc-dev"),
+        json={"statements": [{"statement": "CALL dbms.clientConfig() YIELD name, value RETURN name, value"}]},
+    ).json()
+    rows = [row["row"] for row in answer["results"][0]["data"]]
+    return {name: value for name, value in rows if name in neo4j_settings("http://x")}
 
 
 def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:
