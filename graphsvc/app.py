@@ -1,7 +1,8 @@
 """Composition root: builds the driver, the store and the services once, and the ASGI app on them.
 
 One app serves REST (/v1, OpenAPI at /docs), MCP over SSE (/sse + /messages/) and over streamable
-HTTP (/mcp), /health, and the standalone verifier page at /verify.
+HTTP (/mcp), /health, the standalone verifier page at /verify, and Neo4j Browser's style and guide
+(/browser/); the last two outside the OpenAPI.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.domain.models import GraphInput
@@ -91,6 +93,9 @@ class Services:
         upgraded = await self.memory.upgrade()
         if upgraded:
             log.warning("keyed the memories of %d graph(s) stored by an older version", len(upgraded))
+        [titled] = await self.store.run("anchor/title_batches")
+        if titled["titled"]:
+            log.warning("titled %d batch(es) sealed by an older version", titled["titled"])
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:
@@ -213,5 +218,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def verify() -> HTMLResponse:
         return HTMLResponse(verify_page)
 
+    app.mount(PREFIX, browser_app())
     app.router.routes.extend([*sse.routes, *streamable.routes])
     return app

@@ -19,6 +19,7 @@ import uvicorn
 
 from graphsvc import verifier
 from graphsvc.app import Services, create_app
+from graphsvc.browser import neo4j_settings
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.devstack import chain as local_chain
@@ -30,8 +31,14 @@ from graphsvc.services.access import READ, WRITE
 from graphsvc.services.bulk import remember_items
 
 
+def _base_url(settings: Settings) -> str:
+    """Where a client on this machine reaches graphsvc (a wildcard listen address means loopback)."""
+    host = "127.0.0.1" if settings.http.host in ("0.0.0.0", "::") else settings.http.host
+    return f"http://{host}:{settings.http.port}"
+
+
 def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
-    base = f"http://{settings.http.host}:{settings.http.port}"
+    base = _base_url(settings)
     lines = [
         "graphsvc is up:",
         f"  MCP (streamable HTTP)  {base}/mcp",
@@ -39,6 +46,7 @@ def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
         f"  REST API docs          {base}/docs",
         f"  Health                 {base}/health",
         f"  Verify a proof bundle  {base}/verify",
+        f"  Browser guide          {base}/browser/guide.html",
     ]
     if token:
         lines.append(f"  Dev token (graph 'default', read+write)  Authorization: Bearer {token}")
@@ -126,7 +134,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         if not os.environ.get("GRAPHSVC_NEO4J_URI"):
             password = settings.neo4j.password.get_secret_value()
             server = local_neo4j.start(
-                args.home / "neo4j", bolt_port=args.bolt_port, http_port=args.http_port, password=password
+                args.home / "neo4j",
+                bolt_port=args.bolt_port,
+                http_port=args.http_port,
+                password=password,
+                conf=neo4j_settings(_base_url(settings)),
             )
             settings.neo4j.uri, browser = server.bolt_uri, server.browser_url
             stack["neo4j"] = {"uri": server.bolt_uri}

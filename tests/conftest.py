@@ -7,6 +7,9 @@ Where Neo4j comes from, first that applies:
 3. otherwise the project's own local server (graphsvc.devstack.neo4j) in a temporary home.
 GRAPHSVC_TEST_NEO4J=testcontainers|local forces one of the last two (CI forces testcontainers).
 Nothing here skips: without Neo4j the tests fail.
+
+The last two serve Neo4j Browser too, set up (as `graphsvc up` and compose do) to load the style and
+the guide from the graphsvc of `server_url`, whose port is therefore chosen first.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import uvicorn
 from playwright.async_api import Browser
 
 from graphsvc.app import create_app
+from graphsvc.browser import neo4j_settings
 from graphsvc.config import AuthSettings, ChainSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
@@ -47,6 +51,7 @@ class Neo4jTarget:
     user: str
     password: str
     source: str
+    browser_url: str | None = None  # Neo4j Browser, its connect form filled with `uri` and `user`
 
 
 def free_port() -> int:
@@ -74,8 +79,25 @@ def _source() -> str:
     return os.environ.get("GRAPHSVC_TEST_NEO4J", "auto")
 
 
+def _browser_url(http: str, bolt_uri: str) -> str:
+    return f"{http}/browser/?dbms={bolt_uri.replace('://', '://neo4j@', 1)}"
+
+
+def _env_name(setting: str) -> str:
+    """The official image's variable for a setting: browser.post_connect_cmd is
+    NEO4J_browser_post__connect__cmd (docker/neo4j/entrypoint.sh reads it the same way)."""
+    return "NEO4J_" + setting.replace("_", "__").replace(".", "_")
+
+
 @pytest.fixture(scope="session")
-def neo4j_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
+def server_port() -> int:
+    """The port of `server_url`, known before Neo4j starts so that Browser can be pointed at it."""
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def neo4j_target(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterator[Neo4jTarget]:
+    browser = neo4j_settings(f"http://127.0.0.1:{server_port}")
     if os.environ.get("GRAPHSVC_TEST_NEO4J_URI"):
         yield Neo4jTarget(
             os.environ["GRAPHSVC_TEST_NEO4J_URI"],
@@ -90,15 +112,24 @@ def neo4j_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarg
         os.environ.setdefault("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
         from testcontainers.community.neo4j import Neo4jContainer
 
-        with Neo4jContainer(image=_test_image(), password=PASSWORD) as container:
-            yield Neo4jTarget(
-                container.get_connection_url(), "neo4j", PASSWORD, f"testcontainers:{_test_image()}"
-            )
+        container = Neo4jContainer(image=_test_image(), password=PASSWORD).with_exposed_ports(7474)
+        for setting, value in browser.items():
+            container.with_env(_env_name(setting), value)
+        with container:
+            uri = container.get_connection_url()
+            http = f"http://127.0.0.1:{container.get_exposed_port(7474)}"
+            source = f"testcontainers:{_test_image()}"
+            yield Neo4jTarget(uri, "neo4j", PASSWORD, source, _browser_url(http, uri))
     else:
         home = tmp_path_factory.mktemp("neo4j")
-        server = local_neo4j.start(home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD)
+        server = local_neo4j.start(
+            home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD, conf=browser
+        )
         try:
-            yield Neo4jTarget(server.bolt_uri, "neo4j", PASSWORD, "local-server")
+            http = f"http://127.0.0.1:{server.http_port}"
+            yield Neo4jTarget(
+                server.bolt_uri, "neo4j", PASSWORD, "local-server", _browser_url(http, server.bolt_uri)
+            )
         finally:
             local_neo4j.stop(home)
 
@@ -153,9 +184,9 @@ async def count_nodes(store: GraphStore, graph: str) -> int:
     return records[0]["n"]
 
 
-def _serve(settings: Settings) -> Iterator[str]:
-    """graphsvc served by uvicorn on a free port, in a thread with its own event loop."""
-    port = free_port()
+def _serve(settings: Settings, port: int | None = None) -> Iterator[str]:
+    """graphsvc served by uvicorn (on a free port unless given), in a thread with its own event loop."""
+    port = port or free_port()
     app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
@@ -171,9 +202,9 @@ def _serve(settings: Settings) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def server_url(settings: Settings) -> Iterator[str]:
-    """graphsvc on loopback without auth (development mode)."""
-    yield from _serve(settings.model_copy(update={"auth": AuthSettings(required=False)}))
+def server_url(settings: Settings, server_port: int) -> Iterator[str]:
+    """graphsvc on loopback without auth (development mode), where Neo4j Browser finds its guide."""
+    yield from _serve(settings.model_copy(update={"auth": AuthSettings(required=False)}), server_port)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from graphsvc.browser import neo4j_settings
 from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.neo4j
@@ -92,6 +93,8 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200
     assert "graphsvcVerify" in httpx.get(timeout=SLOW_S, url=urls["Verify a proof bundle"]).text
     assert "Neo4j Browser" in httpx.get(timeout=SLOW_S, url=f"http://127.0.0.1:{browser}/browser/").text
+    assert httpx.get(timeout=SLOW_S, url=urls["Browser guide"]).status_code == 200
+    assert _browser_settings(browser) == neo4j_settings(f"http://127.0.0.1:{http}")
     refused = httpx.post(
         timeout=SLOW_S, url=f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"}
     )
@@ -134,6 +137,17 @@ def _check_cli_reaches_the_stack(home: Path, env: dict[str, str]) -> None:
     memory_id = json.loads(stored.stdout)["id"]
     verified = cli("verify", memory_id)
     assert verified.returncode == 0 and verified.stdout.startswith("✓ Verified"), verified.stdout
+
+
+def _browser_settings(http_port: int) -> dict[str, str]:
+    """The browser.* settings Neo4j gives Browser (dbms.clientConfig, as Browser reads them)."""
+    answer = httpx.post(
+        f"http://127.0.0.1:{http_port}/db/neo4j/tx/commit",
+        auth=("neo4j", "graphsvc-dev"),
+        json={"statements": [{"statement": "CALL dbms.clientConfig() YIELD name, value RETURN name, value"}]},
+    ).json()
+    rows = [row["row"] for row in answer["results"][0]["data"]]
+    return {name: value for name, value in rows if name in neo4j_settings("http://x")}
 
 
 def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:
