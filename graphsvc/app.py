@@ -81,7 +81,9 @@ class Services:
         await self._apply_schema()
         upgraded = await self.memory.upgrade()
         if upgraded:
-            log.warning("keyed the memories of %d graph(s) stored by an older version", len(upgraded))
+            log.warning(
+                "upgraded %d graph(s) stored by an older version (keys, term statistics)", len(upgraded)
+            )
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:
