@@ -52,9 +52,15 @@ def stem(word: str) -> str:
 
 
 def analyze(text: str) -> list[str]:
-    """The terms Lucene's English analyzer indexes for `text`, in order."""
-    words = _WORD.findall(_POSSESSIVE.sub("", text.lower()))
-    return [stem(word) for word in words if word not in STOP_WORDS]
+    """The terms Lucene's English analyzer indexes for `text`, in order. Line by line: no word spans a
+    line break, and a window repeats the lines of its neighbours' windows, analyzed once (cached)."""
+    return [term for line in text.split("\n") for term in _analyze_line(line)]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _analyze_line(line: str) -> tuple[str, ...]:
+    words = _WORD.findall(_POSSESSIVE.sub("", line.lower()))
+    return tuple(stem(word) for word in words if word not in STOP_WORDS)
 
 
 def analyze_tags(tags: Iterable[str]) -> list[str]:
@@ -96,19 +102,17 @@ def tally(changes: Iterable[Change]) -> dict[str, Any]:
     total length; per term (sorted, so writers lock counters in one order), the change in memories
     whose field holds it."""
     totals = {f"{f}{kind}": 0 for f in FIELDS for kind in ("Docs", "Length")}
-    terms: dict[str, Counter[str]] = {}
+    added = {(f, sign): Counter[str]() for f in FIELDS for sign in (1, -1)}
     for change in changes:
-        if not change.terms:
-            continue
-        totals[f"{change.field}Docs"] += change.sign
-        totals[f"{change.field}Length"] += change.sign * len(change.terms)
-        for term in set(change.terms):
-            terms.setdefault(term, Counter())[change.field] += change.sign
-    rows = [
-        {"term": term, **{f: counts[f] for f in FIELDS}}
-        for term, counts in sorted(terms.items())
-        if any(counts.values())
-    ]
+        if change.terms:
+            totals[f"{change.field}Docs"] += change.sign
+            totals[f"{change.field}Length"] += change.sign * len(change.terms)
+            added[change.field, change.sign].update(set(change.terms))
+    rows = []
+    for term in sorted(set().union(*added.values())):
+        counts = {f: added[f, 1][term] - added[f, -1][term] for f in FIELDS}
+        if any(counts.values()):
+            rows.append({"term": term, **counts})
     return {"totals": totals, "terms": rows}
 
 
