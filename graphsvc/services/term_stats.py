@@ -40,8 +40,9 @@ _PORTER = Stemmer.Stemmer("porter")
 
 @functools.lru_cache(maxsize=1 << 17)
 def stem(word: str) -> str:
-    """Porter's stem as Lucene's PorterStemmer gives it: words of one or two letters stay, and
-    `-bly`/`-logy` take the two departures of Porter's own implementation (bli→ble, logi→log)."""
+    """Porter's stem close to Lucene's PorterStemmer: words of one or two letters stay, and
+    `-bly`/`-logy` take the two departures of Porter's own implementation (bli→ble, logi→log). Still
+    apart: Snowball's Porter undoubles fewer consonants ("trekked" is "trekk" here, "trek" there)."""
     if len(word) <= 2:
         return word
     if word.endswith("bly") and not word.endswith("ably"):
