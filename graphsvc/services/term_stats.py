@@ -34,7 +34,7 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 # "cs:go", "3.5", "1,000" are one word each).
 _LETTER = r"[^\W\d_]"
 _WORD = re.compile(rf"\w+(?:(?:(?<={_LETTER})[.'\u2019:·](?={_LETTER})|(?<=\d)[.,;'\u2019](?=\d))\w+)*")
-_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
+_POSSESSIVE = re.compile(r"['\u2019](?<=\w.)s\b")  # a quote first: the engine scans for it
 _PORTER = Stemmer.Stemmer("porter")
 
 
@@ -58,9 +58,12 @@ def analyze(text: str) -> list[str]:
     return [term for line in text.split("\n") for term in _analyze_line(line)]
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@functools.lru_cache(maxsize=1 << 16)  # a line is a memory's text: about 64k of them, some 30 MB
 def _analyze_line(line: str) -> tuple[str, ...]:
-    words = _WORD.findall(_POSSESSIVE.sub("", line.lower()))
+    line = line.lower()
+    if "'" in line or "\u2019" in line:
+        line = _POSSESSIVE.sub("", line)
+    words = _WORD.findall(line)
     return tuple(stem(word) for word in words if word not in STOP_WORDS)
 
 
