@@ -92,7 +92,9 @@ class Services:
         await self._apply_schema()
         upgraded = await self.memory.upgrade()
         if upgraded:
-            log.warning("keyed the memories of %d graph(s) stored by an older version", len(upgraded))
+            log.warning(
+                "upgraded %d graph(s) stored by an older version (keys, term statistics)", len(upgraded)
+            )
         [titled] = await self.store.run("anchor/title_batches")
         if titled["titled"]:
             log.warning("titled %d batch(es) sealed by an older version", titled["titled"])
