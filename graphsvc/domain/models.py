@@ -8,18 +8,31 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
 RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState", "ApiToken"})
-RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH"})
+RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH", "SUPERSEDES"})
 _LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 _PROP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _nfc(value: str) -> str:
@@ -74,6 +87,8 @@ RelType = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(chec
 EdgeType = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_check_edge_type)]
 Tag = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_clean_text)]
 Id = Annotated[str, Field(min_length=1, max_length=300)]
+# An ISO 8601 instant; one without a timezone is taken as UTC. Stored as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+Instant = Annotated[datetime, AfterValidator(_utc)]
 
 
 class _In(BaseModel):
@@ -107,7 +122,20 @@ class RememberInput(_In):
     entities: list[EntityIn] = Field(default_factory=list, max_length=100)
     relations: list[RelationIn] = Field(default_factory=list, max_length=100)
     tags: list[Tag] = Field(default_factory=list, max_length=32, description="Free-form tags")
+    supersedes: list[Id] = Field(
+        default_factory=list,
+        max_length=32,
+        description="Ids of memories of this graph that this one replaces (they stop being valid when it starts)",
+    )
+    validFrom: Instant | None = Field(default=None, description="When the fact starts to hold (default: now)")
+    validTo: Instant | None = Field(default=None, description="When the fact stops holding (default: never)")
     graph: Graph = DEFAULT_GRAPH
+
+    @model_validator(mode="after")
+    def _interval(self) -> RememberInput:
+        if self.validFrom and self.validTo and self.validFrom >= self.validTo:
+            raise ValueError("validFrom must be before validTo")
+        return self
 
 
 BATCH_LIMIT = 1000
@@ -129,6 +157,8 @@ class RecallInput(_In):
     )
     hops: int = Field(default=1, ge=0, le=3)
     limit: int = Field(default=10, ge=1, le=50)
+    asOf: Instant | None = Field(default=None, description="Return what was valid then (default: now)")
+    history: bool = Field(default=False, description="Also return superseded and expired memories")
     graph: Graph = DEFAULT_GRAPH
 
 
@@ -243,6 +273,12 @@ class RecalledMemory(_Out):
     distance: int
     anchorId: str | None
     tags: list[str]
+    # Only for memories that carry them: a plain memory keeps the seed's exact shape.
+    validFrom: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    validTo: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    supersededBy: list[str] = Field(
+        default_factory=list, exclude_if=lambda v: not v, description="Memories that replace this one"
+    )
 
 
 class RecallResult(_Out):
