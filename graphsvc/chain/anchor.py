@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources import files
 from typing import Any, TypeVar
 
 import aiohttp
@@ -27,14 +27,14 @@ from web3.logs import DISCARD
 from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured
 
 T = TypeVar("T")
-ARTIFACT = Path(__file__).resolve().parents[2] / "contracts" / "GraphsvcAnchor.json"
+ARTIFACT = files("graphsvc.contracts") / "GraphsvcAnchor.json"  # package data: contracts/
 GAS_MARGIN = 1.10  # Monad charges the gas limit, not gas used
 RPC_ATTEMPTS = 4
 TIMEOUT_S = 10
 
 
 def load_artifact() -> dict[str, Any]:
-    return json.loads(ARTIFACT.read_text())
+    return json.loads(ARTIFACT.read_text(encoding="utf-8"))
 
 
 def _transient(error: BaseException) -> bool:
