@@ -27,7 +27,10 @@ def alive(pid: int) -> bool:
 
 
 def port_free(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:`port` now. SO_REUSEADDR as servers set it: the
+    TIME_WAIT connections a stopped server leaves for a minute do not make its port busy."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
