@@ -12,9 +12,11 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Literal
 
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI, Response
+from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from graphsvc.chain.anchor import AnchorContract
@@ -22,7 +24,7 @@ from graphsvc.config import ChainSettings, Settings
 from graphsvc.domain.models import GraphInput
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
-from graphsvc.rest import routes
+from graphsvc.rest import edge, routes
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.locus import LocusService
@@ -30,6 +32,7 @@ from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 
 STARTUP_WAIT_S = 60
+VERSION = version("graphsvc")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 log = logging.getLogger("graphsvc")
 
@@ -130,6 +133,17 @@ class Services:
             await self.chain.close()
 
 
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    neo4j: bool = Field(description="Neo4j answers")
+
+
+HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"description": "Every dependency answers"},
+    503: {"model": Health, "description": "A dependency does not answer (degraded)"},
+}
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     services = Services.build(settings)
@@ -156,7 +170,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="graphsvc",
         summary="Memory for AI agents on Neo4j: remember, recall, link, explore, forget.",
-        version="0.1.0",
+        version=VERSION,
         lifespan=lifespan,
     )
     app.state.memory = services.memory
@@ -164,13 +178,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.access = services.access
     app.state.locus = services.locus
     routes.install(app)
+    edge.install(app)
 
-    @app.get("/health", tags=["health"], operation_id="health")
-    async def health() -> JSONResponse:
+    @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)
+    async def health(response: Response) -> Health:
+        """Whether graphsvc's dependencies answer: 200 when they all do, else 503."""
         ok = await services.store.ping()
-        return JSONResponse(
-            {"status": "ok" if ok else "degraded", "neo4j": ok}, status_code=200 if ok else 503
-        )
+        response.status_code = 200 if ok else 503
+        return Health(status="ok" if ok else "degraded", neo4j=ok)
 
     app.router.routes.extend([*sse.routes, *streamable.routes])
+    # Outermost last: CatchAll answers what escapes Authenticate and the routes.
+    app.add_middleware(edge.Authenticate, access=services.access)
+    app.add_middleware(edge.CatchAll)
     return app

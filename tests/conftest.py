@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -146,10 +147,8 @@ async def count_nodes(store: GraphStore, graph: str) -> int:
     return records[0]["n"]
 
 
-def _serve(settings: Settings) -> Iterator[str]:
-    """graphsvc served by uvicorn on a free port, in a thread with its own event loop."""
-    port = free_port()
-    app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
+def serve(app: Any, port: int) -> Iterator[str]:
+    """`app` served by uvicorn on `port`, in a thread with its own event loop."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
@@ -161,6 +160,18 @@ def _serve(settings: Settings) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=30)
+
+
+def app_on_free_port(settings: Settings) -> tuple[Any, int]:
+    port = free_port()
+    return create_app(
+        settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})})
+    ), port
+
+
+def _serve(settings: Settings) -> Iterator[str]:
+    """graphsvc served by uvicorn on a free port."""
+    yield from serve(*app_on_free_port(settings))
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,9 @@
 """The MCP server: the seed's tools over one `MCPServer`, served over SSE and streamable HTTP.
 
-Each tool takes exactly the fields of its contract model (same names, bounds and defaults), returns
-the model as structured output and the seed's text rendering as content. A GraphsvcError becomes a
-tool error whose text starts with its code (`invalid_input: ...`).
+Each tool publishes exactly the fields of its contract model (same names, bounds and defaults) and
+returns the model as structured output and the seed's text rendering as content. A call checks the
+caller first, then validates its arguments once, against the contract model, as REST does; any
+GraphsvcError becomes a tool error reading `<code>: <message>` (`invalid_input: hops: ...`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from graphsvc.domain import render
 from graphsvc.domain.locus import (
@@ -45,7 +46,7 @@ from graphsvc.domain.models import (
     RememberResult,
     VerifyResult,
 )
-from graphsvc.errors import GraphsvcError
+from graphsvc.errors import GraphsvcError, invalid_input
 from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.locus import LocusService
@@ -59,6 +60,36 @@ INSTRUCTIONS = (
 )
 
 
+class _Arguments(ArgModelBase):
+    """Takes the arguments as they come: the tool checks the caller before it validates them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
+
+
+_HEADER_GRAPH: TypeAdapter[str | None] = TypeAdapter(Graph | None)  # type: ignore[arg-type]
+
+
+def _validated(adapter: TypeAdapter[Any], value: Any, field: str = "") -> Any:
+    """`value` validated once, or the InvalidInput REST would answer for it."""
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as e:
+        prefix = (field,) if field else ()
+        raise invalid_input([{**err, "loc": (*prefix, *err["loc"])} for err in e.errors()]) from None
+
+
+def _input_schema(input_model: type[BaseModel]) -> dict[str, Any]:
+    """The contract model's schema; `graph` defaults to the caller's token's graph, not 'default'."""
+    schema = input_model.model_json_schema(by_alias=True)
+    graph = schema["properties"]["graph"]
+    graph.pop("default", None)
+    graph["description"] = "Tenant graph: the token's (naming another is refused), else 'default'"
+    return schema
+
+
 def _tool(
     access: AccessService,
     need: Need,
@@ -70,24 +101,15 @@ def _tool(
     text: Callable[[Any, Any], str],
     annotations: ToolAnnotations,
 ) -> Tool:
-    """A tool whose arguments are exactly `input_model`'s fields (the SDK validates them once).
+    """A tool publishing `input_model`'s schema; a call authenticates, validates, then scopes the graph."""
+    contract = TypeAdapter(input_model)
 
-    `graph` is optional in the published schema: the graph is the caller's token's (or, without
-    auth, the one named, else 'default'); `access` refuses a call that may not touch it.
-    """
-    arg_model = type(
-        f"{input_model.__name__}Arguments",
-        (input_model, ArgModelBase),
-        {"__annotations__": {"graph": Graph | None}, "graph": None},
-    )
-
-    async def run(ctx: Context, **arguments: Any) -> CallToolResult:
+    async def run(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
         headers = ctx.headers or {}
         try:
-            graph = await access.authorize(
-                headers.get("authorization"), headers.get("x-graph-id"), arguments.pop("graph", None), need
-            )
-            request = input_model.model_validate({**arguments, "graph": graph})
+            principal = await access.authenticate(headers.get("authorization"))
+            header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
+            request = access.scoped(principal, header_graph, _validated(contract, arguments), need)
             result = await call(request)
         except GraphsvcError as e:
             raise ToolError(f"{e.code}: {e.message}") from e
@@ -100,8 +122,8 @@ def _tool(
         fn=run,
         name=name,
         description=description,
-        parameters=arg_model.model_json_schema(by_alias=True),
-        fn_metadata=FuncMetadata(arg_model=arg_model, output_model=output_model),
+        parameters=_input_schema(input_model),
+        fn_metadata=FuncMetadata(arg_model=_Arguments, output_model=output_model),
         is_async=True,
         context_kwarg="ctx",
         annotations=annotations,
