@@ -147,7 +147,9 @@ HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     services = Services.build(settings)
-    mcp = create_mcp_server(services.memory, services.anchoring, services.locus, services.access)
+    mcp = create_mcp_server(
+        services.memory, services.anchoring, services.locus, services.access, version=VERSION
+    )
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
     streamable = mcp.streamable_http_app(transport_security=security)

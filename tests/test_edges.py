@@ -8,11 +8,13 @@ import http.client
 import inspect
 import json
 from collections.abc import Iterator
+from importlib.metadata import version
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from mcp import Client
 from pydantic import BaseModel
 
 from graphsvc.config import AuthSettings, Settings
@@ -226,6 +228,13 @@ async def test_without_a_token_the_caller_is_refused_before_the_body_is_read(sec
     for transport in ("mcp-streamable-http", "mcp-sse"):
         refused = await _failure(transport, secured_url, "recall", {"query": "swap", "hops": 99}, {})
         assert refused.code == "unauthorized"
+
+
+async def test_mcp_and_openapi_state_the_package_version(server_url: str) -> None:
+    async with Client(f"{server_url}/mcp") as client:
+        assert client.server_info is not None and client.server_info.version == version("graphsvc")
+    async with httpx.AsyncClient(base_url=server_url) as http:
+        assert (await http.get("/openapi.json")).json()["info"]["version"] == version("graphsvc")
 
 
 @pytest.fixture(scope="module")

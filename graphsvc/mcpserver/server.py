@@ -130,10 +130,25 @@ def _tool(
     )
 
 
+def _writes(*, destructive: bool, idempotent: bool, chain: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(
+        readOnlyHint=False, destructiveHint=destructive, idempotentHint=idempotent, openWorldHint=chain
+    )
+
+
+# What each tool does to the graph (MCP annotations; tests/test_tool_metadata.py holds each to it).
+READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+ADDS = _writes(destructive=False, idempotent=False)  # a new memory per call
+
+
 def create_mcp_server(
-    memory: MemoryService, anchoring: AnchoringService, locus: LocusService, access: AccessService
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    locus: LocusService,
+    access: AccessService,
+    *,
+    version: str = "",
 ) -> MCPServer:
-    read = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
     tools = [
         _tool(
             access,
@@ -145,9 +160,7 @@ def create_mcp_server(
             RememberResult,
             memory.remember,
             lambda result, request: render.remember_text(result, request.text),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
-            ),
+            ADDS,
         ),
         _tool(
             access,
@@ -160,7 +173,7 @@ def create_mcp_server(
             RecallResult,
             memory.recall,
             lambda result, _: render.recall_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -172,9 +185,7 @@ def create_mcp_server(
             LinkResult,
             memory.link,
             lambda result, _: render.link_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
-            ),
+            _writes(destructive=True, idempotent=True),  # linking again overwrites the props
         ),
         _tool(
             access,
@@ -186,7 +197,7 @@ def create_mcp_server(
             ExploreResult,
             memory.explore,
             lambda result, _: render.explore_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -198,9 +209,7 @@ def create_mcp_server(
             ForgetResult,
             memory.forget,
             lambda result, _: render.forget_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
-            ),
+            _writes(destructive=True, idempotent=True),  # forgetting again changes nothing
         ),
         _tool(
             access,
@@ -212,9 +221,7 @@ def create_mcp_server(
             AnchorResult,
             anchoring.anchor_now,
             lambda result, _: render.anchor_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True
-            ),
+            _writes(destructive=False, idempotent=True, chain=True),  # again: nothing pending
         ),
         _tool(
             access,
@@ -240,9 +247,7 @@ def create_mcp_server(
             StoreEventResult,
             locus.store_event,
             lambda result, _: render.store_event_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
-            ),
+            ADDS,
         ),
         _tool(
             access,
@@ -254,7 +259,7 @@ def create_mcp_server(
             RetrieveResult,
             locus.retrieve,
             lambda result, _: render.retrieve_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -266,7 +271,7 @@ def create_mcp_server(
             ListContextsResult,
             locus.list_contexts,
             lambda result, _: render.list_contexts_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -279,10 +284,10 @@ def create_mcp_server(
             InsightsResult,
             locus.insights,
             lambda result, _: render.insights_text(result),
-            read,
+            READ,
         ),
     ]
-    return MCPServer("graphsvc", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    return MCPServer("graphsvc", version=version, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
 
 
 def transport_security(extra_hosts: list[str]) -> TransportSecuritySettings:
