@@ -35,7 +35,7 @@ from graphsvc.domain.models import (
     RememberResult,
 )
 from graphsvc.domain.render import clip
-from graphsvc.errors import GraphsvcError, InvalidInput, NotFound
+from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
 from graphsvc.services.keywords import graph_key, lucene_query, words
 from graphsvc.services.ports import Reader, Store
@@ -420,8 +420,8 @@ def _local_refs(entities: list[EntityIn], refs: list[str]) -> dict[str, str]:
 def _one_entity(ref: str, ids: list[str]) -> str:
     if not ids:
         raise NotFound(f"relation endpoint {ref!r} is neither in entities nor in the graph")
-    if len(ids) > 1:
-        raise InvalidInput(f"{ref!r} names {len(ids)} entities ({', '.join(sorted(ids))}); use Label:name")
+    if len(ids) > 1:  # well-formed, but the name is ambiguous among the entities it could mean
+        raise Conflict(f"{ref!r} names {len(ids)} entities ({', '.join(sorted(ids))}); use Label:name")
     return ids[0]
 
 
