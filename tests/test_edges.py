@@ -249,17 +249,10 @@ def crashing_url(settings: Settings) -> Iterator[str]:
     yield from serve(app, port)
 
 
-def test_an_error_answer_keeps_the_connection_open(crashing_url: str) -> None:
-    url = urlsplit(crashing_url)
+def _on_one_connection(base_url: str, answers: list[tuple[str, str, bytes | None, int]]) -> None:
+    """Each request answers its status on the same open connection, never `Connection: close`."""
+    url = urlsplit(base_url)
     connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
-    answers = [
-        ("POST", "/v1/recall", b'{"hops": 9}', 422),
-        ("GET", "/v1/crash", None, 500),
-        ("GET", "/v1/nowhere", None, 404),
-        ("POST", "/v1/recall", b"[" * 50_000, 422),
-        ("GET", "/v1/crash", None, 500),
-        ("GET", "/health", None, 200),
-    ]
     sockets = []
     for method, path, body, status in answers:
         connection.request(method, path, body, JSON)
@@ -272,3 +265,26 @@ def test_an_error_answer_keeps_the_connection_open(crashing_url: str) -> None:
         sockets.append(connection.sock)
     assert sockets[0] is not None and all(sock is sockets[0] for sock in sockets)
     connection.close()
+
+
+def test_an_error_answer_keeps_the_connection_open(crashing_url: str, secured_url: str) -> None:
+    _on_one_connection(
+        crashing_url,
+        [
+            ("POST", "/v1/recall", b'{"hops": 9}', 422),
+            ("GET", "/v1/crash", None, 500),
+            ("GET", "/v1/nowhere", None, 404),
+            ("POST", "/v1/recall", b"[" * 50_000, 422),
+            ("GET", "/v1/crash", None, 500),
+            ("GET", "/health", None, 200),
+        ],
+    )
+    unread = b'{"query": "' + b"x" * 100_000 + b'"}'  # refused before it is read
+    _on_one_connection(
+        secured_url,
+        [
+            ("POST", "/v1/recall", unread, 401),
+            ("POST", "/v1/recall", unread, 401),
+            ("GET", "/health", None, 200),
+        ],
+    )
