@@ -7,6 +7,9 @@ from __future__ import annotations
 import http.client
 import inspect
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from importlib.metadata import version
 from typing import Any
@@ -288,3 +291,23 @@ def test_an_error_answer_keeps_the_connection_open(crashing_url: str, secured_ur
             ("GET", "/health", None, 200),
         ],
     )
+
+
+def test_the_cli_refuses_a_malformed_memory_id_with_its_field_not_a_traceback(settings: Settings) -> None:
+    neo = settings.neo4j
+    env = {
+        "PATH": os.environ["PATH"],
+        "GRAPHSVC_NEO4J_URI": neo.uri,
+        "GRAPHSVC_NEO4J_USER": neo.user,
+        "GRAPHSVC_NEO4J_PASSWORD": neo.password.get_secret_value(),
+    }
+    for command in ("verify", "proof"):
+        done = subprocess.run(
+            [sys.executable, "-m", "graphsvc.cli", command, "not-a-memory", "--graph", "g"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.startswith("graphsvc: id: ") and "Traceback" not in done.stderr
