@@ -88,3 +88,12 @@ async def test_each_tools_annotations_say_what_it_does_to_the_graph(
             if not hint.read_only_hint:
                 assert hint.destructive_hint == _removed_or_overwritten(before, after), tool
                 assert hint.idempotent_hint == (again == after), tool
+
+
+async def test_every_tool_schema_is_a_plain_object_as_model_apis_take_it(server_url: str) -> None:
+    async with Client(f"{server_url}/mcp") as client:
+        tools = (await client.list_tools()).tools
+    for tool in tools:
+        assert tool.input_schema["type"] == "object", tool.name
+        assert not {"anyOf", "oneOf", "allOf"} & set(tool.input_schema), tool.name
+        assert "default" not in tool.input_schema["properties"]["graph"], tool.name  # the token's

@@ -81,9 +81,16 @@ def _validated(adapter: TypeAdapter[Any], value: Any, field: str = "") -> Any:
         raise invalid_input([{**err, "loc": (*prefix, *err["loc"])} for err in e.errors()]) from None
 
 
+# Model APIs refuse a tool schema combining alternatives at its top (recall's "a query or an
+# entity"): that rule stays in the description and in validation, published only in OpenAPI.
+_TOP_LEVEL_COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
 def _input_schema(input_model: type[BaseModel]) -> dict[str, Any]:
     """The contract model's schema; `graph` defaults to the caller's token's graph, not 'default'."""
     schema = input_model.model_json_schema(by_alias=True)
+    for combinator in _TOP_LEVEL_COMBINATORS:
+        schema.pop(combinator, None)
     graph = schema["properties"]["graph"]
     graph.pop("default", None)
     graph["description"] = "Tenant graph: the token's (naming another is refused), else 'default'"
