@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -42,15 +43,25 @@ def neo4j_settings(*, heap: str = "1g", pagecache: str = "512m") -> Iterator[Set
 
 
 @contextmanager
-def served(settings: Settings, port: int = 18390) -> Iterator[str]:
-    """graphsvc on 127.0.0.1:`port` in a thread; yields its base URL."""
+def served(settings: Settings, port: int | None = None) -> Iterator[str]:
+    """graphsvc on 127.0.0.1:`port` (a free one by default) in a thread; yields its base URL.
+
+    Raises:
+        RuntimeError: it did not start within 60 s (say, the port was taken).
+    """
+    if port is None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
     app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
+    if not server.started:
+        raise RuntimeError(f"graphsvc did not start on port {port}")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

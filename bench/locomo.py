@@ -1,4 +1,11 @@
-"""LoCoMo retrieval through graphsvc's public MCP tools (../shared/data/locomo-dev, CC BY-NC 4.0).
+"""LoCoMo retrieval through graphsvc's public MCP tools.
+
+Data: the public LoCoMo release (Maharana et al., ACL 2024; CC BY-NC 4.0), the file
+`data/locomo10.json` of the GitHub repository snap-research/LoCoMo: ten conversations with their
+questions. Its first five (0-4: conv-26, conv-30, conv-41, conv-42, conv-43) are this project's
+development half, the only ones its settings were chosen on; the other five are held out. `--data`
+takes that file (or any file of the same shape, such as the development half's copy in the project's
+shared/data/locomo-dev/locomo-dev.json, the default when present); `--conversations` picks which.
 
 Ingests as an agent would: every turn is one `remember` with text "<speaker>: <text>", entities
 Person:<speaker> and Session:<sample_id>/<session_N>, tag <session_N>, in conversation order. Then
@@ -6,7 +13,11 @@ every question is one `recall(query=<question>, limit=50)` with default settings
 (the fraction of a question's evidence turns among the top k, averaged) overall, per category and
 without category 5, and the mean remember and recall latency; forgets everything it wrote.
 
-    .venv/bin/python bench/locomo.py [--data PATH] [--conversations N]
+    .venv/bin/python bench/locomo.py --data locomo10.json [--conversations 0-4] [--pollute]
+
+`--pollute` first fills the server with other tenants' data (bench/pollute.py: 100,000 memories of
+other graphs, one copy of these conversations' turns among them, and 10,000 copies of the turns
+remembered and forgotten), to show whether they move this graph's scores.
 
 Runs graphsvc in-process on its own local Neo4j unless GRAPHSVC_NEO4J_URI is set.
 """
@@ -22,13 +33,18 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import neo4j_settings, served
+from pollute import pollute
+
+from graphsvc.app import Services
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+DEV_HALF = "0-4"
 KS = (1, 5, 10, 25, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
@@ -42,6 +58,42 @@ def turns(sample: dict) -> list[tuple[str, str, dict]]:
     return [(key, turn["dia_id"], turn) for key in keys for turn in conversation[key]]
 
 
+def remember_input(sample: dict, session: str, turn: dict) -> dict:
+    """One turn as the `remember` arguments an agent would send."""
+    return {
+        "text": f"{turn['speaker']}: {turn['text']}",
+        "tags": [session],
+        "entities": [
+            {"label": "Person", "name": turn["speaker"]},
+            {"label": "Session", "name": f"{sample['sample_id']}/{session}"},
+        ],
+    }
+
+
+def chosen(samples: list[dict], spec: str) -> list[dict]:
+    """The conversations `spec` names by position: "0-4", "5-9", "0,2" or "all"."""
+    if spec == "all":
+        return samples
+    picked: list[int] = []
+    for part in spec.split(","):
+        first, _, last = part.partition("-")
+        picked += range(int(first), int(last or first) + 1)
+    return [samples[i] for i in picked if i < len(samples)]
+
+
+async def pollute_server(settings: Any, samples: list[dict], live: int, forgotten: int) -> None:
+    services = Services.build(settings)
+    await services.start()
+    try:
+        turns_in = [
+            remember_input(sample, session, turn) for sample in samples for session, _, turn in turns(sample)
+        ]
+        done = await pollute(services.memory, turns_in, live=live, forgotten=forgotten)
+        print(f"polluted: {json.dumps(done)}")
+    finally:
+        await services.close()
+
+
 async def run(url: str, samples: list[dict]) -> None:
     graph = f"locomo-{secrets.token_hex(4)}"
     recalled_at: dict[str, list[float]] = defaultdict(list)
@@ -53,16 +105,7 @@ async def run(url: str, samples: list[dict]) -> None:
             for session, dia_id, turn in turns(sample):
                 started = time.perf_counter()
                 result = await client.call_tool(
-                    "remember",
-                    {
-                        "text": f"{turn['speaker']}: {turn['text']}",
-                        "graph": graph,
-                        "tags": [session],
-                        "entities": [
-                            {"label": "Person", "name": turn["speaker"]},
-                            {"label": "Session", "name": f"{sample['sample_id']}/{session}"},
-                        ],
-                    },
+                    "remember", {**remember_input(sample, session, turn), "graph": graph}
                 )
                 remember_s.append(time.perf_counter() - started)
                 assert not result.is_error, result.content
@@ -96,14 +139,26 @@ async def run(url: str, samples: list[dict]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--conversations", type=int, default=0, help="only the first N (0: all)")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA if DATA.exists() else None, help="locomo10.json")
+    parser.add_argument(
+        "--conversations", default=DEV_HALF, help='positions in the file: "0-4" (the development half), "all"'
+    )
+    parser.add_argument(
+        "--pollute", action="store_true", help="fill the server with other tenants' data first"
+    )
+    parser.add_argument("--pollute-live", type=int, default=100_000)
+    parser.add_argument("--pollute-forgotten", type=int, default=10_000)
     args = parser.parse_args()
-    samples = json.loads(args.data.read_text())
-    samples = samples[: args.conversations] if args.conversations else samples
-    with neo4j_settings() as settings, served(settings) as url:
-        asyncio.run(run(url, samples))
+    if args.data is None:
+        parser.error("--data: the path of data/locomo10.json from snap-research/LoCoMo")
+    samples = chosen(json.loads(args.data.read_text()), args.conversations)
+    print(f"{args.data}: conversations {', '.join(s['sample_id'] for s in samples)}")
+    with neo4j_settings() as settings:
+        if args.pollute:
+            asyncio.run(pollute_server(settings, samples, args.pollute_live, args.pollute_forgotten))
+        with served(settings) as url:
+            asyncio.run(run(url, samples))
 
 
 if __name__ == "__main__":

@@ -69,8 +69,8 @@ class Recorder:
         self.calls.append((self.store.statements[name].text, params))
         return await self.store.run(name, **params)
 
-    async def write_transaction(self, work: Any) -> Any:
-        return await self.store.write_transaction(work)
+    async def write_transaction(self, work: Any, **options: Any) -> Any:
+        return await self.store.write_transaction(work, **options)
 
 
 def summary(seconds: list[float]) -> dict[str, float]:
@@ -205,6 +205,11 @@ async def forget_graph(driver: neo4j.AsyncDriver, graph: str) -> None:
             graph=graph,
         )
         await session.run("MATCH (s:GraphState {name: $graph}) DELETE s", graph=graph)
+        await session.run("MATCH (s:GraphStats {name: $graph}) DELETE s", graph=graph)
+        await session.run(
+            "MATCH (t:GraphTerm {graphName: $graph}) CALL (t) { DELETE t } IN TRANSACTIONS OF 10000 ROWS",
+            graph=graph,
+        )
 
 
 async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:

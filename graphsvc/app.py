@@ -1,7 +1,8 @@
 """Composition root: builds the driver, the store and the services once, and the ASGI app on them.
 
 One app serves REST (/v1, OpenAPI at /docs), MCP over SSE (/sse + /messages/) and over streamable
-HTTP (/mcp), and /health.
+HTTP (/mcp), /health, the standalone verifier page at /verify, and Neo4j Browser's style and guide
+(/browser/); the last two outside the OpenAPI.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from importlib import resources
 from importlib.metadata import version
 from typing import Literal
 
 from fastapi import FastAPI, Response
+from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.domain.models import GraphInput
@@ -33,16 +37,18 @@ from graphsvc.store.graph import GraphStore, create_driver
 
 STARTUP_WAIT_S = 60
 VERSION = version("graphsvc")
+RECONCILE_RETRY_S = 2.0
+HEALTH_TIMEOUT_S = 3.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 log = logging.getLogger("graphsvc")
 
 
-def build_chain(chain: ChainSettings) -> AnchorContract | None:
+def build_chain(chain: ChainSettings, deadline_s: float = 10) -> AnchorContract | None:
     if not chain.configured:
         return None
     assert chain.rpc_url is not None
     key = chain.private_key.get_secret_value() if chain.private_key else None
-    return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id)
+    return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id, deadline_s=deadline_s)
 
 
 @dataclass
@@ -58,16 +64,22 @@ class Services:
     @classmethod
     def build(cls, settings: Settings) -> Services:
         neo = settings.neo4j
+        deadline = settings.deadline_s
         driver = create_driver(
-            neo.uri, neo.user, neo.password.get_secret_value(), max_pool=neo.max_connection_pool_size
+            neo.uri,
+            neo.user,
+            neo.password.get_secret_value(),
+            max_pool=neo.max_connection_pool_size,
+            deadline_s=deadline,
         )
-        store = GraphStore(driver, neo.database)
-        chain = build_chain(settings.chain)
+        store = GraphStore(driver, neo.database, deadline_s=deadline)
+        chain = build_chain(settings.chain, deadline)
         anchoring = AnchoringService(
             store,
             chain,
             explorer_url=settings.chain.explorer_url,
             receipt_timeout_s=settings.chain.receipt_timeout_s,
+            finality_timeout_s=settings.chain.finality_timeout_s,
             lease_ttl_s=settings.chain.lease_ttl_s,
         )
         access = AccessService(store, required=bool(settings.auth.required))
@@ -84,7 +96,12 @@ class Services:
         await self._apply_schema()
         upgraded = await self.memory.upgrade()
         if upgraded:
-            log.warning("keyed the memories of %d graph(s) stored by an older version", len(upgraded))
+            log.warning(
+                "upgraded %d graph(s) stored by an older version (keys, term statistics)", len(upgraded)
+            )
+        [titled] = await self.store.run("anchor/title_batches")
+        if titled["titled"]:
+            log.warning("titled %d batch(es) sealed by an older version", titled["titled"])
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:
@@ -94,14 +111,36 @@ class Services:
             )
         if self.chain is not None:
             await self.chain.check()
+
+    async def health(self) -> dict[str, object]:
+        neo4j, chain = await asyncio.gather(self.store.ping(), self._chain_answers())
+        down = [name for name, ok in (("neo4j", neo4j), ("chain", chain)) if ok is False]
+        return {"status": "degraded" if down else "ok", "neo4j": neo4j, "chain": chain, "down": down}
+
+    async def _chain_answers(self) -> bool | None:
+        if self.chain is None:
+            return None
+        try:
+            async with asyncio.timeout(HEALTH_TIMEOUT_S):
+                await self.chain.chain_id()
+        except (GraphsvcError, TimeoutError):
+            return False
+        return True
+
+    async def reconcile(self) -> None:
+        """Finish the batches a stopped process left (a dead replica's lease lapses within its TTL):
+        retried every few seconds until it succeeds once, in the background of serving."""
+        while True:
             try:
                 finished = await self.anchoring.reconcile()
                 if finished:
                     log.warning("reconciled %d unfinished batch(es) at start-up", len(finished))
-            except GraphsvcError as e:
-                log.warning("unfinished batches stay for later: %s", e)
-            except Exception:  # a batch that cannot be finished must not keep the service down
-                log.exception("reconciling unfinished batches failed; they stay for later")
+                return
+            except GraphsvcError as e:  # another replica holds the lease, or the chain is away
+                log.info("unfinished batches wait: %s", e)
+            except Exception:  # a batch that cannot be finished must not stop the service
+                log.exception("reconciling unfinished batches failed; retrying")
+            await asyncio.sleep(RECONCILE_RETRY_S)
 
     async def auto_anchor(self) -> None:
         """Anchor every N seconds, or as soon as M memories are pending (whichever is configured)."""
@@ -136,11 +175,13 @@ class Services:
 class Health(BaseModel):
     status: Literal["ok", "degraded"]
     neo4j: bool = Field(description="Neo4j answers")
+    chain: bool | None = Field(description="The chain RPC answers (null: no chain is configured)")
+    down: list[str] = Field(description="The dependencies that do not answer")
 
 
 HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
-    200: {"description": "Every dependency answers"},
-    503: {"model": Health, "description": "A dependency does not answer (degraded)"},
+    200: {"description": "Neo4j answers (a chain outage only delays anchoring: degraded, still 200)"},
+    503: {"model": Health, "description": "Neo4j does not answer: nothing can be served"},
 }
 
 
@@ -157,13 +198,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.start()
-        auto = services.chain is not None and (settings.chain.auto_interval_s or settings.chain.auto_pending)
-        task = asyncio.create_task(services.auto_anchor()) if auto else None
+        tasks = []
+        if services.chain is not None:
+            tasks.append(asyncio.create_task(services.reconcile()))
+            if settings.chain.auto_interval_s or settings.chain.auto_pending:
+                tasks.append(asyncio.create_task(services.auto_anchor()))
         try:
             async with mcp.session_manager.run():
                 yield
         finally:
-            if task is not None:
+            for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -184,11 +228,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)
     async def health(response: Response) -> Health:
-        """Whether graphsvc's dependencies answer: 200 when they all do, else 503."""
-        ok = await services.store.ping()
-        response.status_code = 200 if ok else 503
-        return Health(status="ok" if ok else "degraded", neo4j=ok)
+        """Each dependency: `neo4j` and `chain` (null when no chain is configured), and the list of those
+        `down`. 503 when Neo4j is down (nothing can be served); a chain outage only delays anchoring."""
+        state = Health.model_validate(await services.health())
+        response.status_code = 200 if state.neo4j else 503
+        return state
 
+    # Built from contracts/verifier/ (node contracts/verifier/build.mjs); it needs nothing from graphsvc.
+    verify_page = resources.files("graphsvc").joinpath("web/verify.html").read_text(encoding="utf-8")
+
+    @app.get("/verify", include_in_schema=False)
+    async def verify() -> HTMLResponse:
+        return HTMLResponse(verify_page)
+
+    app.mount(PREFIX, browser_app())
     app.router.routes.extend([*sse.routes, *streamable.routes])
     # Outermost last: CatchAll answers what escapes Authenticate and the routes.
     app.add_middleware(edge.Authenticate, access=services.access)

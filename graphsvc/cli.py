@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -17,7 +18,9 @@ from typing import Any
 import uvicorn
 from pydantic import ValidationError
 
+from graphsvc import verifier
 from graphsvc.app import Services, create_app
+from graphsvc.browser import neo4j_settings
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.devstack import chain as local_chain
@@ -29,14 +32,22 @@ from graphsvc.services.access import READ, WRITE
 from graphsvc.services.bulk import remember_items
 
 
+def _base_url(settings: Settings) -> str:
+    """Where a client on this machine reaches graphsvc (a wildcard listen address means loopback)."""
+    host = "127.0.0.1" if settings.http.host in ("0.0.0.0", "::") else settings.http.host
+    return f"http://{host}:{settings.http.port}"
+
+
 def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
-    base = f"http://{settings.http.host}:{settings.http.port}"
+    base = _base_url(settings)
     lines = [
         "graphsvc is up:",
         f"  MCP (streamable HTTP)  {base}/mcp",
         f"  MCP (SSE)              {base}/sse",
         f"  REST API docs          {base}/docs",
         f"  Health                 {base}/health",
+        f"  Verify a proof bundle  {base}/verify",
+        f"  Browser guide          {base}/browser/guide.html",
     ]
     if token:
         lines.append(f"  Dev token (graph 'default', read+write)  Authorization: Bearer {token}")
@@ -99,6 +110,14 @@ def _local_chain(home: Path, port: int) -> ChainSettings:
     return settings.model_copy(update={"contract": deployed})
 
 
+STACK_FILE = "stack.json"  # in --home: written by `graphsvc up`, read by the other commands
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """The environment's settings, completed by those of the local stack `graphsvc up` runs."""
+    return Settings.load(args.home / STACK_FILE)
+
+
 def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
@@ -110,22 +129,34 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     settings = Settings()
     browser = None
+    stack: dict[str, Any] = {}  # what was started here, for the other commands (Settings.load)
+    args.home.mkdir(parents=True, exist_ok=True)
     try:
         if not os.environ.get("GRAPHSVC_NEO4J_URI"):
             password = settings.neo4j.password.get_secret_value()
             server = local_neo4j.start(
-                args.home / "neo4j", bolt_port=args.bolt_port, http_port=args.http_port, password=password
+                args.home / "neo4j",
+                bolt_port=args.bolt_port,
+                http_port=args.http_port,
+                password=password,
+                conf=neo4j_settings(_base_url(settings)),
             )
             settings.neo4j.uri, browser = server.bolt_uri, server.browser_url
+            stack["neo4j"] = {"uri": server.bolt_uri}
             print(
                 f"Neo4j {local_neo4j.NEO4J_VERSION} running from {server.home} (pid {server.pid})", flush=True
             )
         if not settings.chain.configured:
             settings.chain = _local_chain(args.home / "chain", args.chain_port)
+            stack["chain"] = settings.chain.model_dump(
+                mode="json", include={"network", "rpc_url", "contract", "receipt_timeout_s"}
+            ) | {"private_key": local_chain.DEV_PRIVATE_KEY}  # anvil's public development key only
+        (args.home / STACK_FILE).write_text(json.dumps(stack, indent=2) + "\n")
         asyncio.run(_serve(settings, browser, dev_token(args.home, settings)))
     except KeyboardInterrupt:
         pass
     finally:
+        (args.home / STACK_FILE).unlink(missing_ok=True)
         local_neo4j.stop(args.home / "neo4j")
         local_chain.stop(args.home / "chain")
     return 0
@@ -160,7 +191,7 @@ def cmd_token(args: argparse.Namespace) -> int:
             await access.revoke(args.id)
             print(f"revoked {args.id}")
 
-    _with_services(work, Settings().model_copy(update={"chain": ChainSettings()}))  # tokens need no chain
+    _with_services(work, _settings(args).model_copy(update={"chain": ChainSettings()}))  # no chain needed
     return 0
 
 
@@ -184,9 +215,9 @@ def dev_token(home: Path, services_settings: Settings) -> str:
     return _with_services(ensure, services_settings)
 
 
-def _with_services(work: Callable[[Services], Awaitable[Any]], settings: Settings | None = None) -> Any:
+def _with_services(work: Callable[[Services], Awaitable[Any]], settings: Settings) -> Any:
     async def run() -> Any:
-        services = Services.build(settings or Settings())
+        services = Services.build(settings)
         try:
             await services.start()
             return await work(services)
@@ -197,21 +228,46 @@ def _with_services(work: Callable[[Services], Awaitable[Any]], settings: Setting
 
 
 def cmd_anchor(args: argparse.Namespace) -> int:
-    result = _with_services(lambda s: s.anchoring.anchor_now(GraphInput(graph=args.graph)))
+    result = _with_services(lambda s: s.anchoring.anchor_now(GraphInput(graph=args.graph)), _settings(args))
     print(render.anchor_text(result))
     return 0 if result.status != "not_configured" else 2
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    result = _with_services(lambda s: s.anchoring.verify(IdInput(id=args.id, graph=args.graph)))
+    result = _with_services(
+        lambda s: s.anchoring.verify(IdInput(id=args.id, graph=args.graph)), _settings(args)
+    )
     print(render.verify_text(result))
     return 0 if result.verified else 1
 
 
 def cmd_proof(args: argparse.Namespace) -> int:
-    bundle = _with_services(lambda s: s.anchoring.bundle(IdInput(id=args.id, graph=args.graph)))
-    print(json.dumps({**bundle.model_dump(mode="json"), "rpcUrl": Settings().chain.rpc_url}, indent=2))
+    bundle = _with_services(
+        lambda s: s.anchoring.bundle(IdInput(id=args.id, graph=args.graph)), _settings(args)
+    )
+    print(bundle.model_dump_json(indent=2))
     return 0
+
+
+def cmd_verify_bundle(args: argparse.Namespace) -> int:
+    """Check a proof bundle with nothing but an RPC of its chain: no Neo4j, no settings, no server."""
+    try:
+        with sys.stdin.buffer if str(args.file) == "-" else args.file.open("rb") as source:
+            data = source.read(verifier.MAX_BUNDLE_BYTES + 1)
+        bundle = verifier.load_bundle(data)
+        rpc = verifier.Rpc(args.rpc)
+    except (OSError, verifier.BundleError, verifier.RpcError) as e:
+        print(f"graphsvc: {args.file}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return 2
+    report = verifier.verify_bundle(bundle, rpc, args.contract)
+    print(verifier.render(report))
+    return 0 if report.verified else 1
+
+
+def _address(text: str) -> str:
+    if not re.fullmatch(r"0x[0-9a-fA-F]{40}", text):
+        raise argparse.ArgumentTypeError("an address is 0x and 40 hex digits")
+    return text
 
 
 def cmd_deploy_contract(args: argparse.Namespace) -> int:
@@ -297,7 +353,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             await flush()
             progress(total)
 
-    _with_services(work)
+    _with_services(work, _settings(args))
     elapsed = time.monotonic() - started
     print(
         f"\nimported {path}: {counts['created']:,} created, {counts['duplicate']:,} duplicates,"
@@ -307,9 +363,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 1 if counts["rejected"] else 0
 
 
-def cmd_schema_apply(_: argparse.Namespace) -> int:
+def cmd_schema_apply(args: argparse.Namespace) -> int:
     async def apply() -> list[str]:
-        services = Services.build(Settings())
+        services = Services.build(_settings(args))
         try:
             await services.start()
             return await services.store.apply_schema()
@@ -324,8 +380,13 @@ def cmd_schema_apply(_: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="graphsvc", description="Memory service for AI agents.")
     commands = parser.add_subparsers(dest="command", required=True)
-    up = commands.add_parser("up", help="start Neo4j (embedded default) and graphsvc, print the URLs")
-    up.add_argument("--home", type=Path, default=Path("var"), help="state of the local Neo4j and chain")
+    stack = argparse.ArgumentParser(add_help=False)  # commands that reach the stack `up` runs
+    stack.add_argument(
+        "--home", type=Path, default=Path("var"), help="state of the local stack (default: var)"
+    )
+    up = commands.add_parser(
+        "up", parents=[stack], help="start Neo4j (embedded default) and graphsvc, print the URLs"
+    )
     up.add_argument("--bolt-port", type=int, default=7687)
     up.add_argument("--http-port", type=int, default=7474)
     up.add_argument("--chain-port", type=int, default=8545)
@@ -335,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         ("verify", cmd_verify, "verify a memory against its on-chain root"),
         ("proof", cmd_proof, "print a memory's proof bundle (JSON)"),
     ):
-        command = commands.add_parser(name, help=doc)
+        command = commands.add_parser(name, parents=[stack], help=doc)
         if name != "anchor":
             command.add_argument("id")
         command.add_argument("--graph", default="default")
@@ -343,15 +404,26 @@ def main(argv: list[str] | None = None) -> int:
     token = commands.add_parser("token", help="bearer tokens bound to one graph").add_subparsers(
         dest="action", required=True
     )
-    create = token.add_parser("create", help="create a token and print it once")
+    create = token.add_parser("create", parents=[stack], help="create a token and print it once")
     create.add_argument("--graph", required=True)
     create.add_argument("--scopes", required=True, help="memory.read or memory.read,memory.write")
     create.add_argument("--expires", help="30d, 12h, 90m, or an ISO 8601 time")
-    token.add_parser("list", help="list tokens (never their secrets)")
-    token.add_parser("revoke", help="revoke a token by id").add_argument("id")
+    token.add_parser("list", parents=[stack], help="list tokens (never their secrets)")
+    token.add_parser("revoke", parents=[stack], help="revoke a token by id").add_argument("id")
     for sub in ("create", "list", "revoke"):
         token.choices[sub].set_defaults(run=cmd_token)
-    bulk = commands.add_parser("import", help="bulk remember from a JSON-lines file, a receipt per line")
+    check = commands.add_parser(
+        "verify-bundle", help="verify a proof bundle against the chain, without graphsvc or Neo4j"
+    )
+    check.add_argument(
+        "file", type=Path, help="a graphsvc.proof/v2 bundle (graphsvc proof ID), or - for stdin"
+    )
+    check.add_argument("--rpc", required=True, help="an RPC URL of the bundle's chain")
+    check.add_argument("--contract", type=_address, help="the anchor contract you trust (else the bundle's)")
+    check.set_defaults(run=cmd_verify_bundle)
+    bulk = commands.add_parser(
+        "import", parents=[stack], help="bulk remember from a JSON-lines file, a receipt per line"
+    )
     bulk.add_argument("file", type=Path, help="one remember input (text, entities, relations, tags) per line")
     bulk.add_argument(
         "--graph", help="write every line to this graph (default: each line's own, else default)"
@@ -371,9 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     schema = commands.add_parser("schema", help="schema commands").add_subparsers(
         dest="action", required=True
     )
-    schema.add_parser("apply", help="create constraints and indexes (idempotent)").set_defaults(
-        run=cmd_schema_apply
-    )
+    schema.add_parser(
+        "apply", parents=[stack], help="create constraints and indexes (idempotent)"
+    ).set_defaults(run=cmd_schema_apply)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

@@ -5,6 +5,8 @@ Variables are `GRAPHSVC_<SECTION>_<KEY>`, e.g. `GRAPHSVC_NEO4J_URI`, `GRAPHSVC_H
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
@@ -45,7 +47,12 @@ class ChainSettings(BaseModel):
     private_key: SecretStr | None = None
     explorer_tx_url: str | None = Field(default=None, description="Overrides the preset's, with {hash}")
     receipt_timeout_s: float = Field(default=60, gt=0)
-    lease_ttl_s: float = Field(default=120, gt=0)
+    finality_timeout_s: float = Field(
+        default=30, ge=0, description="anchor_now waits this long for its batch to be final"
+    )
+    lease_ttl_s: float = Field(
+        default=15, gt=0, description="The anchoring lease, renewed every third of it while held"
+    )
     auto_interval_s: float = Field(default=0, ge=0, description="Anchor every N seconds (0: off)")
     auto_pending: int = Field(default=0, ge=0, description="Anchor once N memories are pending (0: off)")
 
@@ -75,6 +82,9 @@ class Settings(BaseSettings):
     )
 
     environment: Literal["development", "production"] = "development"
+    deadline_s: float = Field(
+        default=10, gt=0, description="How long a request waits for Neo4j or the chain before a 503"
+    )
     neo4j: Neo4jSettings = Neo4jSettings()
     http: HttpSettings = HttpSettings()
     chain: ChainSettings = ChainSettings()
@@ -82,6 +92,20 @@ class Settings(BaseSettings):
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
     anchor_contract: str | None = Field(default=None, validation_alias=AliasChoices("ANCHOR_CONTRACT"))
+
+    @classmethod
+    def load(cls, stack: Path | None = None) -> Settings:
+        """The environment's settings; where it names no Neo4j URI or no chain, those that `graphsvc
+        up` recorded for the local stack it runs (`stack`, a JSON file), so the CLI reaches it."""
+        settings = cls()
+        if stack is None or not stack.is_file():
+            return settings
+        recorded = json.loads(stack.read_text())
+        if "uri" not in settings.neo4j.model_fields_set and "neo4j" in recorded:
+            settings.neo4j = settings.neo4j.model_copy(update=recorded["neo4j"])
+        if not settings.chain.configured and "chain" in recorded:
+            settings.chain = ChainSettings.model_validate(recorded["chain"])
+        return settings
 
     @model_validator(mode="after")
     def _seed_chain_names(self) -> Settings:

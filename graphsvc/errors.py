@@ -10,14 +10,17 @@
     └── Unavailable             unavailable     503   (Neo4j cannot be reached)
         └── ChainUnavailable    chain_unavailable 503 (the chain RPC cannot be reached)
 
-Messages are written for the caller: they never echo a query or its parameters, nor name a library,
-a model or a URL. `fields` names the input fields at fault (dotted paths, e.g. `entities.0.label`).
+Messages are written for the caller: they never echo a query or its parameters, nor a secret (an
+RPC URL's path or credentials often hold an API key: `public_url` keeps only scheme, host and port),
+nor name a library, a model or a URL. `fields` names the input fields at fault (dotted paths, e.g.
+`entities.0.label`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 
 class GraphsvcError(Exception):
@@ -101,3 +104,15 @@ def invalid_input(errors: Sequence[Mapping[str, Any]], *, skip: int = 0) -> Inva
     every edge: message `field: reason; ...`, fields the sorted distinct paths."""
     fields = sorted({_field(e, skip) for e in errors} - {""})
     return InvalidInput(validation_reasons(errors, skip=skip), fields)
+
+
+def public_url(url: str) -> str:
+    """`scheme://host[:port]` of a URL: what may be shown of an RPC URL (never its path, query or
+    credentials, where providers put API keys)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "the configured URL"
+    return f"{parts.scheme}://{host}{port}"

@@ -7,6 +7,9 @@ Where Neo4j comes from, first that applies:
 3. otherwise the project's own local server (graphsvc.devstack.neo4j) in a temporary home.
 GRAPHSVC_TEST_NEO4J=testcontainers|local forces one of the last two (CI forces testcontainers).
 Nothing here skips: without Neo4j the tests fail.
+
+The last two serve Neo4j Browser too, set up (as `graphsvc up` and compose do) to load the style and
+the guide from the graphsvc of `server_url`, whose port is therefore chosen first.
 """
 
 from __future__ import annotations
@@ -25,16 +28,22 @@ from typing import Any
 
 import pytest
 import uvicorn
+from playwright.async_api import Browser
 
 from graphsvc.app import create_app
+from graphsvc.browser import neo4j_settings
 from graphsvc.config import AuthSettings, ChainSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
+from tests import browser
 
 LOCAL_IMAGE = f"graphsvc/neo4j:{local_neo4j.NEO4J_VERSION}"
 OFFICIAL_IMAGE = f"neo4j:{local_neo4j.NEO4J_VERSION}-community"
 PASSWORD = "graphsvc-test-" + secrets.token_hex(4)
+# Generous: a cold server on a loaded machine compiles a statement for seconds. The outage tests set
+# their own short deadline.
+TEST_DEADLINE_S = 60
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class Neo4jTarget:
     user: str
     password: str
     source: str
+    browser_url: str | None = None  # Neo4j Browser, its connect form filled with `uri` and `user`
 
 
 def free_port() -> int:
@@ -70,8 +80,25 @@ def _source() -> str:
     return os.environ.get("GRAPHSVC_TEST_NEO4J", "auto")
 
 
+def _browser_url(http: str, bolt_uri: str) -> str:
+    return f"{http}/browser/?dbms={bolt_uri.replace('://', '://neo4j@', 1)}"
+
+
+def _env_name(setting: str) -> str:
+    """The official image's variable for a setting: browser.post_connect_cmd is
+    NEO4J_browser_post__connect__cmd (docker/neo4j/entrypoint.sh reads it the same way)."""
+    return "NEO4J_" + setting.replace("_", "__").replace(".", "_")
+
+
 @pytest.fixture(scope="session")
-def neo4j_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
+def server_port() -> int:
+    """The port of `server_url`, known before Neo4j starts so that Browser can be pointed at it."""
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def neo4j_target(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterator[Neo4jTarget]:
+    browser = neo4j_settings(f"http://127.0.0.1:{server_port}")
     if os.environ.get("GRAPHSVC_TEST_NEO4J_URI"):
         yield Neo4jTarget(
             os.environ["GRAPHSVC_TEST_NEO4J_URI"],
@@ -86,15 +113,24 @@ def neo4j_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarg
         os.environ.setdefault("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
         from testcontainers.community.neo4j import Neo4jContainer
 
-        with Neo4jContainer(image=_test_image(), password=PASSWORD) as container:
-            yield Neo4jTarget(
-                container.get_connection_url(), "neo4j", PASSWORD, f"testcontainers:{_test_image()}"
-            )
+        container = Neo4jContainer(image=_test_image(), password=PASSWORD).with_exposed_ports(7474)
+        for setting, value in browser.items():
+            container.with_env(_env_name(setting), value)
+        with container:
+            uri = container.get_connection_url()
+            http = f"http://127.0.0.1:{container.get_exposed_port(7474)}"
+            source = f"testcontainers:{_test_image()}"
+            yield Neo4jTarget(uri, "neo4j", PASSWORD, source, _browser_url(http, uri))
     else:
         home = tmp_path_factory.mktemp("neo4j")
-        server = local_neo4j.start(home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD)
+        server = local_neo4j.start(
+            home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD, conf=browser
+        )
         try:
-            yield Neo4jTarget(server.bolt_uri, "neo4j", PASSWORD, "local-server")
+            http = f"http://127.0.0.1:{server.http_port}"
+            yield Neo4jTarget(
+                server.bolt_uri, "neo4j", PASSWORD, "local-server", _browser_url(http, server.bolt_uri)
+            )
         finally:
             local_neo4j.stop(home)
 
@@ -108,6 +144,7 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
     from graphsvc.devstack.chain import DEV_PRIVATE_KEY
 
     return Settings(
+        deadline_s=TEST_DEADLINE_S,
         neo4j=Neo4jSettings(uri=neo4j_target.uri, user=neo4j_target.user, password=neo4j_target.password),
         chain=ChainSettings(
             network="local",
@@ -123,7 +160,8 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
 @pytest.fixture(scope="session")
 async def store(settings: Settings) -> AsyncIterator[GraphStore]:
     neo = settings.neo4j
-    store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
+    driver = create_driver(neo.uri, neo.user, neo.password.get_secret_value(), deadline_s=TEST_DEADLINE_S)
+    store = GraphStore(driver, neo.database, deadline_s=TEST_DEADLINE_S)
     await store.apply_schema()
     yield store
     await store.close()
@@ -152,7 +190,7 @@ def serve(app: Any, port: int) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a cold server on a loaded machine
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("graphsvc did not start")
@@ -162,22 +200,22 @@ def serve(app: Any, port: int) -> Iterator[str]:
     thread.join(timeout=30)
 
 
-def app_on_free_port(settings: Settings) -> tuple[Any, int]:
-    port = free_port()
+def app_on_free_port(settings: Settings, port: int | None = None) -> tuple[Any, int]:
+    port = port or free_port()
     return create_app(
         settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})})
     ), port
 
 
-def _serve(settings: Settings) -> Iterator[str]:
-    """graphsvc served by uvicorn on a free port."""
-    yield from serve(*app_on_free_port(settings))
+def _serve(settings: Settings, port: int | None = None) -> Iterator[str]:
+    """graphsvc served by uvicorn (on a free port unless given)."""
+    yield from serve(*app_on_free_port(settings, port))
 
 
 @pytest.fixture(scope="session")
-def server_url(settings: Settings) -> Iterator[str]:
-    """graphsvc on loopback without auth (development mode)."""
-    yield from _serve(settings.model_copy(update={"auth": AuthSettings(required=False)}))
+def server_url(settings: Settings, server_port: int) -> Iterator[str]:
+    """graphsvc on loopback without auth (development mode), where Neo4j Browser finds its guide."""
+    yield from _serve(settings.model_copy(update={"auth": AuthSettings(required=False)}), server_port)
 
 
 @pytest.fixture(scope="session")
@@ -197,12 +235,13 @@ class ChainTarget:
 
 @pytest.fixture(scope="session")
 def chain_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChainTarget]:
-    """anvil (automine: a transaction is mined at once; tests mine further blocks for finality)."""
+    """anvil: a transaction is mined at once, and a block every 0.2 s, so a root is final (two blocks
+    behind the head, like Monad) about 0.4 s after its transaction."""
     from graphsvc.chain.anchor import AnchorContract
     from graphsvc.devstack import chain as local_chain
 
     home = tmp_path_factory.mktemp("chain")
-    node = local_chain.start(home, port=free_port())
+    node = local_chain.start(home, port=free_port(), block_time=0.2)
 
     async def deploy() -> str:
         contract = AnchorContract(node.rpc_url, None, local_chain.DEV_PRIVATE_KEY)
@@ -221,3 +260,10 @@ def mine(rpc_url: str, blocks: int = 2) -> None:
     from graphsvc.devstack.chain import _rpc
 
     _rpc(rpc_url, "anvil_mine", [hex(blocks)])
+
+
+@pytest.fixture(scope="session")
+async def chromium() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless, one per session (tests/browser.py); each test opens its own pages."""
+    async with browser.chromium() as launched:
+        yield launched

@@ -45,6 +45,7 @@ RULES = [
     ),
     ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
     ("mcpserver", ("neo4j", "fastapi", "graphsvc.store", "graphsvc.rest")),
+    ("browser", ("neo4j", "web3", "mcp", "graphsvc.")),
 ]
 
 

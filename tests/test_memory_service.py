@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import pytest
 
 from graphsvc.domain.models import (
@@ -12,8 +16,9 @@ from graphsvc.domain.models import (
     RecallInput,
     RememberInput,
 )
-from graphsvc.errors import NotFound
-from graphsvc.services.memory import MemoryService
+from graphsvc.errors import Conflict, NotFound, Unavailable
+from graphsvc.services.memory import RETRY_WINDOW_S, MemoryService
+from graphsvc.store.graph import GraphStore
 from tests.conftest import count_nodes
 
 pytestmark = pytest.mark.neo4j
@@ -125,3 +130,158 @@ async def test_forget_keeps_entities_still_in_use_and_drops_orphans(
     explored = await memory.explore(ExploreInput(start="Token:USDC", graph=graph))
     assert {n.id for n in explored.nodes} == {"Token:USDC", keep.id}
     assert await count_nodes(store, graph) == 2
+
+
+class _LostAck:
+    """The real store, where a write transaction's commit goes unacknowledged once: `rerun` re-runs
+    the work in a new transaction as the driver's retry does; otherwise the caller gets the error a
+    dropped connection gives (Unavailable) although the commit landed."""
+
+    def __init__(self, store: GraphStore, *, rerun: bool):
+        self._store, self._rerun, self.lost = store, rerun, 0
+
+    async def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        return await self._store.run(name, **params)
+
+    async def write_transaction(self, work: Any, *, bounded: bool = True) -> Any:
+        result = await self._store.write_transaction(work, bounded=bounded)
+        if self.lost:
+            return result
+        self.lost += 1
+        if self._rerun:
+            return await self._store.write_transaction(work, bounded=bounded)
+        raise Unavailable("Neo4j cannot be reached")
+
+
+async def _stored(store: GraphStore, graph: str, text: str) -> list[str]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g, text: $t}) RETURN m.id AS id", g=graph, t=text, database_=store._database
+    )
+    return [r["id"] for r in records]
+
+
+REMEMBERED = {
+    "text": "Pool MON/USDC-A is thin after 18:00",
+    "entities": [{"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "MON"}],
+    "relations": [{"from": "MON/USDC-A", "type": "QUOTES", "to": "MON"}],
+    "tags": ["liquidity"],
+}
+
+
+async def test_a_remember_rerun_by_the_driver_after_its_commit_answers_its_own_receipt(
+    store: GraphStore, graph: str
+) -> None:
+    retried = MemoryService(_LostAck(store, rerun=True))  # type: ignore[arg-type]
+    result = await retried.remember(RememberInput(**REMEMBERED, graph=graph))
+    assert await _stored(store, graph, REMEMBERED["text"]) == [result.id]
+    assert [(e.from_, e.type, e.to) for e in result.edges][-1] == ("Pool:MON/USDC-A", "QUOTES", "Token:MON")
+
+
+async def test_a_client_retrying_a_remember_whose_answer_was_lost_gets_the_stored_receipt(
+    store: GraphStore, memory: MemoryService, graph: str
+) -> None:
+    lossy = MemoryService(_LostAck(store, rerun=False))  # type: ignore[arg-type]
+    with pytest.raises(Unavailable):
+        await lossy.remember(RememberInput(**REMEMBERED, graph=graph))
+    [stored] = await _stored(store, graph, REMEMBERED["text"])
+    retry = await lossy.remember(RememberInput(**REMEMBERED, graph=graph))
+    again = await memory.remember(RememberInput(**REMEMBERED, graph=graph))
+    assert retry.id == again.id == stored and retry.hash == again.hash
+    assert len(retry.edges) == 3
+    assert await _stored(store, graph, REMEMBERED["text"]) == [stored]
+
+
+async def test_the_same_content_after_the_retry_window_is_a_new_memory(store: GraphStore, graph: str) -> None:
+    now = [datetime(2026, 12, 1, tzinfo=UTC)]
+    memory = MemoryService(store, clock=lambda: now[0])
+    first = await memory.remember(RememberInput(text="checked the pool", graph=graph))
+    now[0] += timedelta(seconds=RETRY_WINDOW_S + 1)
+    second = await memory.remember(RememberInput(text="checked the pool", graph=graph))
+    assert first.id != second.id
+    assert sorted(await _stored(store, graph, "checked the pool")) == sorted([first.id, second.id])
+
+
+async def test_a_rejected_remember_writes_nothing(
+    store: GraphStore, memory: MemoryService, graph: str
+) -> None:
+    await memory.remember(RememberInput(text="first", graph=graph))
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (s:GraphState {name: $g}) RETURN s.seq AS seq", g=graph, database_=store._database
+    )
+    bad = RememberInput(text="x", relations=[{"from": "Nobody", "type": "KNOWS", "to": "Ghost"}], graph=graph)
+    with pytest.raises(NotFound):
+        await memory.remember(bad)
+    after, _, _ = await store._driver.execute_query(
+        "MATCH (s:GraphState {name: $g}) RETURN s.seq AS seq", g=graph, database_=store._database
+    )
+    assert after[0]["seq"] == records[0]["seq"] and await count_nodes(store, graph) == 1
+
+
+class _Counting:
+    """The real store, counting write transactions (and refusing the one numbered `refuse`: a group
+    the database would not take as a whole)."""
+
+    def __init__(self, store: GraphStore, *, refuse: int = 0):
+        self._store, self.writes, self._refuse = store, 0, refuse
+
+    async def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        return await self._store.run(name, **params)
+
+    async def write_transaction(self, work: Any, *, bounded: bool = True) -> Any:
+        self.writes += 1
+        if self.writes == self._refuse:
+            raise Conflict("refused as a whole")
+        return await self._store.write_transaction(work, bounded=bounded)
+
+
+async def _by_seq(store: GraphStore, graph: str) -> list[dict[str, Any]]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g}) RETURN m.id AS id, m.text AS text, m.seq AS seq, m.window AS window "
+        "ORDER BY m.seq",
+        g=graph,
+        database_=store._database,
+    )
+    return [r.data() for r in records]
+
+
+async def test_concurrent_remembers_of_one_graph_share_transactions_each_with_its_own_receipt(
+    store: GraphStore, graph: str
+) -> None:
+    counting = _Counting(store)
+    memory = MemoryService(counting)  # type: ignore[arg-type]
+    texts = [f"concurrent note {n}" for n in range(40)]
+    results = await asyncio.gather(*(memory.remember(RememberInput(text=t, graph=graph)) for t in texts))
+    assert len({r.id for r in results}) == 40 and counting.writes < 40
+    stored = await _by_seq(store, graph)
+    assert sorted(m["id"] for m in stored) == sorted(r.id for r in results)
+    assert [m["seq"] for m in stored] == list(range(stored[0]["seq"], stored[0]["seq"] + 40))
+    for i, m in enumerate(stored):  # each window: its text with two neighbours each side, in seq order
+        assert m["window"] == "\n".join(n["text"] for n in stored[max(0, i - 2) : i + 3])
+
+
+async def test_in_a_group_commit_a_bad_remember_fails_alone(store: GraphStore, graph: str) -> None:
+    memory = MemoryService(store)
+    bad = RememberInput(
+        text="bad", relations=[{"from": "Nobody", "type": "KNOWS", "to": "Ghost"}], graph=graph
+    )
+    good = [RememberInput(text=f"good {n}", graph=graph) for n in range(10)]
+    results = await asyncio.gather(
+        *(memory.remember(r) for r in [*good[:5], bad, *good[5:]]), return_exceptions=True
+    )
+    assert [type(r).__name__ for r in results] == ["RememberResult"] * 5 + ["NotFound"] + [
+        "RememberResult"
+    ] * 5
+    assert await count_nodes(store, graph) == 10
+
+
+async def test_a_group_the_database_refuses_as_a_whole_is_written_one_by_one(
+    store: GraphStore, graph: str
+) -> None:
+    counting = _Counting(store, refuse=2)
+    memory = MemoryService(counting)  # type: ignore[arg-type]
+    first = asyncio.ensure_future(memory.remember(RememberInput(text="alone first", graph=graph)))
+    await asyncio.sleep(0)  # the first write is in flight: the next ones queue into one group
+    rest = [memory.remember(RememberInput(text=f"queued {n}", graph=graph)) for n in range(5)]
+    results = await asyncio.gather(first, *rest)
+    assert len({r.id for r in results}) == 6 and await count_nodes(store, graph) == 6
+    assert counting.writes == 1 + 1 + 5  # alone, the refused group, then each of the group alone

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -13,10 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from graphsvc.browser import neo4j_settings
 from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.neo4j
 START_TIMEOUT_S = 240
+SLOW_S = 60  # a fresh server's first queries compile for seconds on a loaded machine
 
 
 def _read_urls(process: subprocess.Popen[str]) -> tuple[dict[str, str], str]:
@@ -60,6 +63,7 @@ def test_graphsvc_up_starts_everything_prints_working_urls_and_sigterm_stops_it_
     with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True) as process:
         try:
             _check_stack(process, http, browser)
+            _check_cli_reaches_the_stack(tmp_path, env)
         finally:
             process.send_signal(signal.SIGTERM)
             exit_code = process.wait(timeout=90)
@@ -80,20 +84,70 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     bearer = {"authorization": f"Bearer {token}"}
     assert urls["MCP (streamable HTTP)"] == f"http://127.0.0.1:{http}/mcp"
     assert urls["MCP (SSE)"] == f"http://127.0.0.1:{http}/sse"
-    assert httpx.get(urls["Health"]).json() == {"status": "ok", "neo4j": True}
-    assert httpx.get(urls["REST API docs"]).status_code == 200
-    assert "Neo4j Browser" in httpx.get(f"http://127.0.0.1:{browser}/browser/").text
-    refused = httpx.post(f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"})
+    assert httpx.get(timeout=SLOW_S, url=urls["Health"]).json() == {
+        "status": "ok",
+        "neo4j": True,
+        "chain": True,
+        "down": [],
+    }
+    assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200
+    assert "graphsvcVerify" in httpx.get(timeout=SLOW_S, url=urls["Verify a proof bundle"]).text
+    assert "Neo4j Browser" in httpx.get(timeout=SLOW_S, url=f"http://127.0.0.1:{browser}/browser/").text
+    assert httpx.get(timeout=SLOW_S, url=urls["Browser guide"]).status_code == 200
+    assert _browser_settings(browser) == neo4j_settings(f"http://127.0.0.1:{http}")
+    refused = httpx.post(
+        timeout=SLOW_S, url=f"http://127.0.0.1:{http}/v1/memories", json={"text": "no token"}
+    )
     assert refused.status_code == 401
     stored = httpx.post(
-        f"http://127.0.0.1:{http}/v1/memories", json={"text": "run command works"}, headers=bearer
+        timeout=SLOW_S,
+        url=f"http://127.0.0.1:{http}/v1/memories",
+        json={"text": "run command works"},
+        headers=bearer,
     )
     assert stored.status_code == 201
-    anchored = httpx.post(f"http://127.0.0.1:{http}/v1/anchor", json={}, timeout=60, headers=bearer).json()
+    anchored = httpx.post(
+        timeout=SLOW_S, url=f"http://127.0.0.1:{http}/v1/anchor", json={}, headers=bearer
+    ).json()
     assert (anchored["status"], anchored["count"]) == ("anchored", 1)
+    verified = httpx.get(
+        timeout=SLOW_S,
+        url=f"http://127.0.0.1:{http}/v1/memories/{stored.json()['id']}/verify",
+        headers=bearer,
+    )
+    assert verified.json()["verified"] is True  # anchor_now answered once the batch was final
     with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
         assert sse.status_code == 200
         assert next(sse.iter_lines()).startswith("event: endpoint")
+
+
+def _check_cli_reaches_the_stack(home: Path, env: dict[str, str]) -> None:
+    """The other commands find the stack `up` runs with no exports (its stack file in --home)."""
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "graphsvc.cli", *args, "--home", str(home)]
+        return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+    (home / "one.jsonl").write_text('{"text": "imported through the CLI"}\n')
+    stored = cli("import", str(home / "one.jsonl"))
+    assert stored.returncode == 0, stored.stderr
+    anchored = cli("anchor")
+    assert anchored.returncode == 0 and anchored.stdout.startswith("Anchored 1 memory."), anchored.stderr
+    assert "(this chain has no block explorer)" in anchored.stdout
+    memory_id = json.loads(stored.stdout)["id"]
+    verified = cli("verify", memory_id)
+    assert verified.returncode == 0 and verified.stdout.startswith("✓ Verified"), verified.stdout
+
+
+def _browser_settings(http_port: int) -> dict[str, str]:
+    """The browser.* settings Neo4j gives Browser (dbms.clientConfig, as Browser reads them)."""
+    answer = httpx.post(
+        f"http://127.0.0.1:{http_port}/db/neo4j/tx/commit",
+        auth=("neo4j", "graphsvc-dev"),
+        json={"statements": [{"statement": "CALL dbms.clientConfig() YIELD name, value RETURN name, value"}]},
+    ).json()
+    rows = [row["row"] for row in answer["results"][0]["data"]]
+    return {name: value for name, value in rows if name in neo4j_settings("http://x")}
 
 
 def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:

@@ -1,13 +1,26 @@
 // mode: read
-// params: graph, lucene, limit
-// Lucene collects only the top `limit` (the query is scoped to the graph's key inside Lucene).
-CALL db.index.fulltext.queryNodes('memory_search', $lucene, {limit: $limit}) YIELD node, score
-WHERE node.graph = $graph
-WITH node, score
-ORDER BY score DESC
-LIMIT $limit
-RETURN collect({
-  id: node.id, label: 'Memory', text: node.text, tags: node.tags,
-  anchorId: [(node)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0],
-  degree: COUNT { (node)--() }, score: score
-}) AS rows
+// params: graph, lucene, limit, terms
+// Lucene's top `limit` candidates (the query is scoped to the graph's key inside Lucene), with the
+// fields recall rescores them on, and the graph's own statistics for the query's analyzed `terms`
+// (services/term_stats.py): Lucene's own scores use the statistics of every graph on the server.
+CALL () {
+  CALL db.index.fulltext.queryNodes('memory_search', $lucene, {limit: $limit}) YIELD node, score
+  WHERE node.graph = $graph
+  WITH node, score
+  ORDER BY score DESC
+  LIMIT $limit
+  RETURN collect({
+    id: node.id, label: 'Memory', text: node.text, window: node.window, tags: node.tags,
+    anchorId: [(node)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0],
+    degree: COUNT { (node)--() }, score: score
+  }) AS rows
+}
+OPTIONAL MATCH (s:GraphStats {name: $graph})
+RETURN rows, s {
+  .textDocs, .textLength, .windowDocs, .windowLength, .tagsDocs, .tagsLength,
+  terms: COLLECT {
+    MATCH (t:GraphTerm {graphName: $graph})
+    WHERE t.term IN $terms
+    RETURN t {.term, .text, .window, .tags}
+  }
+} AS stats

@@ -1,7 +1,8 @@
 // mode: write
 // params: graph, id, now
 // Deletes the memory and its edges, then any entity it mentioned that is left with no edge at all.
-// Returns its position in the remember order, so the caller can rebuild its neighbours' windows.
+// Returns its position in the remember order, so the caller can rebuild its neighbours' windows, and
+// what the fulltext index held of it, for the graph's term statistics (memory/count_terms).
 // An anchored memory leaves a tombstone (id, hash, proof, batch) so verify_memory can explain.
 MATCH (m:Memory {graph: $graph, id: $id})
 OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
@@ -10,13 +11,14 @@ CALL (m, ib, b) {
   CREATE (t:Tombstone {graph: m.graph, id: m.id, hash: m.hash, forgottenAt: $now})
   CREATE (t)-[:IN_BATCH {proof: ib.proof, index: ib.index}]->(b)
 }
-WITH m, m.seq AS seq, [(m)-[:MENTIONS]->(e:Entity) | e] AS mentioned
+WITH m, m.seq AS seq, m.text AS text, m.window AS window, m.tags AS tags,
+     [(m)-[:MENTIONS]->(e:Entity) | e] AS mentioned
 DETACH DELETE m
-WITH seq, mentioned
+WITH seq, text, window, tags, mentioned
 CALL (mentioned) {
   UNWIND mentioned AS e
   WITH e WHERE NOT EXISTS { (e)--() }
   DELETE e
   RETURN count(*) AS orphans
 }
-RETURN orphans, seq
+RETURN orphans, seq, text, window, tags

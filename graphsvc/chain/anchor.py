@@ -1,14 +1,16 @@
 """The anchor contract on an EVM chain (Monad, or anvil locally): the only module that imports web3.
 
 Every RPC call is retried (tenacity, exponential backoff with jitter) on transient failures only:
-connection errors, timeouts, 429 and 5xx. Reverts, bad keys and wrong chains are never retried.
-web3's own provider retry is off so the two do not stack.
+connection errors, timeouts, 429 and 5xx, for at most the deadline. Reverts, bad keys and wrong
+chains are never retried. web3's own provider retry is off so the two do not stack. Every other
+failure leaves this module as a GraphsvcError whose message shows the RPC as `public_url` only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,18 +21,28 @@ import aiohttp
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_random_exponential,
+)
 from web3 import AsyncHTTPProvider, AsyncWeb3
 from web3 import exceptions as w3err
 from web3.logs import DISCARD
 
-from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured
+from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured, public_url
 
 T = TypeVar("T")
+# web3's DEBUG and INFO lines print the whole RPC URL, where providers put API keys: never emit them.
+logging.getLogger("web3").setLevel(logging.WARNING)
 ARTIFACT = files("graphsvc.contracts") / "GraphsvcAnchor.json"  # package data: contracts/
 GAS_MARGIN = 1.10  # Monad charges the gas limit, not gas used
 RPC_ATTEMPTS = 4
 TIMEOUT_S = 10
+# Errors the methods below handle themselves (a revert, no code yet, a transaction not yet known).
+HANDLED = (w3err.ContractLogicError, w3err.BadFunctionCallOutput, w3err.TransactionNotFound)
 
 
 def load_artifact() -> dict[str, Any]:
@@ -43,6 +55,14 @@ def _transient(error: BaseException) -> bool:
     if isinstance(error, (aiohttp.ClientConnectionError, asyncio.TimeoutError, ConnectionError)):
         return True
     return isinstance(error, (w3err.TooManyRequests, w3err.RequestTimedOut, w3err.ProviderConnectionError))
+
+
+def _rpc_reason(error: Exception) -> str:
+    """What the node said (its JSON-RPC error message), or the error's type: never a URL."""
+    response = getattr(error, "rpc_response", None)
+    if isinstance(response, dict) and isinstance(response.get("error"), dict):
+        return str(response["error"].get("message", ""))[:200] or type(error).__name__
+    return type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -71,15 +91,22 @@ class AnchorContract:
     """Signs, sends and reads anchor transactions for one contract and one signer."""
 
     def __init__(
-        self, rpc_url: str, address: str | None, private_key: str | None, chain_id: int | None = None
+        self,
+        rpc_url: str,
+        address: str | None,
+        private_key: str | None,
+        chain_id: int | None = None,
+        *,
+        deadline_s: float = 10,
     ):
         provider = AsyncHTTPProvider(
             rpc_url,
             exception_retry_configuration=None,
-            request_kwargs={"timeout": aiohttp.ClientTimeout(TIMEOUT_S)},
+            request_kwargs={"timeout": aiohttp.ClientTimeout(min(TIMEOUT_S, deadline_s))},
         )
         self.w3 = AsyncWeb3(provider)
-        self.rpc_url = rpc_url
+        self.shown = public_url(rpc_url)
+        self._deadline_s = deadline_s
         self.expected_chain_id = chain_id
         self._abi = load_artifact()["abi"]
         self._errors = {
@@ -105,19 +132,30 @@ class AnchorContract:
         return self.account
 
     async def _rpc(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`call`, retried on transient failures within the deadline.
+
+        Raises:
+            ChainUnavailable: unreachable, or the RPC answered an error.
+            NotConfigured: the signer cannot pay for gas.
+        """
         try:
             async for attempt in AsyncRetrying(
                 retry=retry_if_exception(_transient),
-                stop=stop_after_attempt(RPC_ATTEMPTS),
+                stop=stop_after_attempt(RPC_ATTEMPTS) | stop_after_delay(self._deadline_s),
                 wait=wait_random_exponential(multiplier=0.2, max=3),
                 reraise=True,
             ):
                 with attempt:
                     return await call()
+        except HANDLED:
+            raise
         except Exception as e:
             if _transient(e):
-                raise ChainUnavailable(f"the chain RPC at {self.rpc_url} cannot be reached") from e
-            raise
+                raise ChainUnavailable(f"the chain RPC at {self.shown} cannot be reached") from e
+            reason = _rpc_reason(e)
+            if "insufficient funds" in reason.lower():
+                raise NotConfigured(f"the signer cannot pay for gas on {self.shown}: fund its account") from e
+            raise ChainUnavailable(f"the chain RPC at {self.shown} answered an error: {reason}") from e
         raise AssertionError("unreachable")
 
     async def chain_id(self) -> int:
@@ -132,7 +170,10 @@ class AnchorContract:
         """
         chain_id = await self.chain_id()
         if self.expected_chain_id is not None and chain_id != self.expected_chain_id:
-            raise NotConfigured(f"the RPC serves chain {chain_id}, configured for {self.expected_chain_id}")
+            raise NotConfigured(
+                f"the RPC serves chain {chain_id}, but chain {self.expected_chain_id} is configured: set "
+                "GRAPHSVC_CHAIN_NETWORK to the RPC's network (monad-testnet 10143, monad-mainnet 143, local 31337)"
+            )
         code = await self._rpc(lambda: self.w3.eth.get_code(self._contract.address))
         if not code:
             raise NotConfigured(f"no contract code at {self.address} on chain {chain_id}")
@@ -197,12 +238,16 @@ class AnchorContract:
 
     async def broadcast(self, raw: str) -> None:
         """Send a signed transaction; sending one the node already has is harmless."""
-        try:
-            await self._rpc(lambda: self.w3.eth.send_raw_transaction(raw))
-        except w3err.Web3RPCError as e:
-            message = str(e).lower()
-            if not any(s in message for s in ("already known", "nonce too low", "already imported")):
-                raise
+
+        async def send() -> None:
+            try:
+                await self.w3.eth.send_raw_transaction(raw)
+            except w3err.Web3RPCError as e:
+                message = f"{_rpc_reason(e)} {e}".lower()
+                if not any(s in message for s in ("already known", "nonce too low", "already imported")):
+                    raise
+
+        await self._rpc(send)
 
     async def inclusion(self, tx_hash: str, root: str) -> Inclusion | None:
         try:
@@ -238,10 +283,6 @@ class AnchorContract:
             return bool(await self._rpc(lambda: fn.call(block_identifier="finalized")))
         except w3err.BadFunctionCallOutput:
             return False
-
-    def verify_calldata(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> str:
-        """The eth_call data of verifyMemory(root, id, hash, proof), for proof bundles."""
-        return str(self._verify_call(root, memory_id, memory_hash, proof)._encode_transaction_data())
 
     async def close(self) -> None:
         await self.w3.provider.disconnect()

@@ -53,8 +53,12 @@ def install() -> Path:
     return binaries[0] if binaries else ANVIL
 
 
-def start(home: Path, *, port: int = 8545, block_time: float | None = None) -> LocalChain:
-    """Start anvil on 127.0.0.1:`port` (state kept in `home`) and wait until it answers.
+def start(
+    home: Path, *, port: int = 8545, block_time: float | None = None, mixed_mining: bool = True
+) -> LocalChain:
+    """Start anvil on 127.0.0.1:`port` (state kept in `home`) and wait until it answers. Without
+    `block_time` each transaction is mined at once and no other block comes; with it a block comes
+    every `block_time` seconds, and with `mixed_mining` each transaction is also mined at once.
 
     Raises:
         ChainError: it exited or did not answer within READY_TIMEOUT_S.
@@ -78,7 +82,7 @@ def start(home: Path, *, port: int = 8545, block_time: float | None = None) -> L
         "--silent",
     ]
     if block_time:
-        command += ["--block-time", str(block_time)]
+        command += ["--block-time", str(block_time), *(["--mixed-mining"] if mixed_mining else [])]
     process = spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     (home / "anvil.pid").write_text(str(process.pid))
     deadline = time.monotonic() + READY_TIMEOUT_S

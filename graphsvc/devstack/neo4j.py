@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,7 +97,9 @@ class LocalNeo4j:
         return f"http://127.0.0.1:{self.http_port}/browser/?dbms=neo4j://neo4j@127.0.0.1:{self.bolt_port}"
 
 
-def _write_conf(home: Path, bolt_port: int, http_port: int, heap: str, pagecache: str) -> None:
+def _write_conf(
+    home: Path, bolt_port: int, http_port: int, heap: str, pagecache: str, extra: Mapping[str, str]
+) -> None:
     (home / "conf").mkdir(parents=True, exist_ok=True)
     (home / "conf" / "neo4j.conf").write_text(
         "\n".join(
@@ -115,6 +118,7 @@ def _write_conf(home: Path, bolt_port: int, http_port: int, heap: str, pagecache
                 "dbms.security.auth_enabled=true",
                 "dbms.usage_report.enabled=false",
                 "client.allow_telemetry=false",
+                *(f"{key}={value}" for key, value in extra.items()),
                 "",
             ]
         )
@@ -141,9 +145,11 @@ def start(
     password: str,
     heap: str = "1g",
     pagecache: str = "512m",
+    conf: Mapping[str, str] | None = None,
 ) -> LocalNeo4j:
     """Start Neo4j from `home` (created if missing) and wait until it answers; idempotent. `heap` and
-    `pagecache` are Neo4j memory sizes ("1g", "512m"); benchmarks of large graphs raise them.
+    `pagecache` are Neo4j memory sizes ("1g", "512m"); benchmarks of large graphs raise them. `conf`
+    adds neo4j.conf settings (e.g. graphsvc.browser.neo4j_settings).
 
     Raises:
         DevstackError: the server did not answer within READY_TIMEOUT_S or exited.
@@ -156,7 +162,7 @@ def start(
     if busy:
         raise DevstackError(f"port {busy[0]} is in use: stop what listens there or pick other ports")
     lib = fetch()
-    _write_conf(home, bolt_port, http_port, heap, pagecache)
+    _write_conf(home, bolt_port, http_port, heap, pagecache, conf or {})
     (home / "logs").mkdir(exist_ok=True)
     classpath = f"{lib}/*"
     if not (home / "data" / "dbms" / "auth.ini").exists():

@@ -27,8 +27,8 @@ def alive(pid: int) -> bool:
 
 
 def port_free(port: int) -> bool:
-    """Whether a server could listen on 127.0.0.1:`port` now. SO_REUSEADDR as servers set it: the
-    TIME_WAIT connections a stopped server leaves for a minute do not make its port busy."""
+    """Nothing listens on `port` (TIME_WAIT sockets of a stopped server do not count: the server
+    itself binds with SO_REUSEADDR, so the probe does too)."""
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -7,7 +7,7 @@ third party can recompute it from the memory alone (see the README's anchoring s
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import rfc8785
@@ -36,10 +36,21 @@ def memory_envelope(
     }
 
 
+def envelope_hash(envelope: Mapping[str, object]) -> str:
+    """`0x` + keccak256(JCS(envelope)) as lowercase hex.
+
+    Raises:
+        ValueError: the envelope holds a value RFC 8785 cannot canonicalise (e.g. a huge integer).
+    """
+    try:
+        return "0x" + keccak(rfc8785.dumps(envelope)).hex()
+    except (rfc8785.CanonicalizationError, RecursionError) as e:
+        raise ValueError(f"the envelope cannot be canonicalised: {e}") from e
+
+
 def memory_hash(**fields: object) -> str:
-    """`0x` + keccak256(JCS(envelope)) as lowercase hex; takes the fields of `memory_envelope`."""
-    envelope = memory_envelope(**fields)  # type: ignore[arg-type]
-    return "0x" + keccak(rfc8785.dumps(envelope)).hex()
+    """The hash of the envelope made of `memory_envelope`'s fields."""
+    return envelope_hash(memory_envelope(**fields))  # type: ignore[arg-type]
 
 
 def content_key(

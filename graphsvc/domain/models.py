@@ -376,6 +376,18 @@ class RememberReceipt(_Out):
     id: str | None = None
     hash: str | None = None
     error: str | None = None
+    # Why a rejected item was refused, as the error a single remember raises (not serialised).
+    _failure: Exception | None = PrivateAttr(default=None)
+
+    @classmethod
+    def rejected(cls, index: int, failure: Exception) -> RememberReceipt:
+        receipt = cls(index=index, status="rejected", error=str(failure))
+        receipt._failure = failure
+        return receipt
+
+    @property
+    def failure(self) -> Exception | None:
+        return self._failure
 
 
 class RememberBatchResult(_Out):
@@ -464,9 +476,11 @@ class ForgetResult(_Out):
 
 
 class AnchorResult(_Out):
-    """anchor_now. `status` says which envelope this is; on "anchored" every field is set."""
+    """anchor_now. `status` says which envelope this is: "anchored" (final on chain: verify_memory
+    passes) and "not_final" (on chain, not final within the finality timeout; `reason` says so) set
+    every field; "nothing_pending" and "not_configured" set only `reason`."""
 
-    status: Literal["anchored", "nothing_pending", "not_configured"]
+    status: Literal["anchored", "not_final", "nothing_pending", "not_configured"]
     root: str | None = None
     count: int = 0
     txHash: str | None = None
@@ -489,20 +503,3 @@ class VerifyResult(_Out):
     problem: str | None
     # Proof length, for the text rendering (not serialised).
     _steps: int = PrivateAttr(default=0)
-
-
-class ProofBundle(_Out):
-    """Everything a third party needs to check a memory without graphsvc."""
-
-    schema_: str = Field(default="graphsvc.proof/v1", alias="schema")
-    id: str
-    hash: str
-    envelope: dict[str, Any] | None = Field(description="The memory's hashed envelope (RFC 8785 + keccak256)")
-    leafEncoding: list[str] = ["string", "bytes32"]
-    proof: list[str]
-    root: str
-    chainId: int | None
-    contract: str | None
-    txHash: str | None
-    blockNumber: int | None
-    verifyCalldata: str | None = Field(description="eth_call data for verifyMemory(root, id, hash, proof)")

@@ -21,6 +21,10 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
+def _tx(explorer_url: str | None, tx_hash: str | None) -> str:
+    return explorer_url or f"{tx_hash} (this chain has no block explorer)"
+
+
 def remember_text(result: RememberResult, text: str) -> str:
     return f'Remembered: "{clip(text, 50)}" (id: {result.id})'
 
@@ -72,7 +76,9 @@ def anchor_text(result: AnchorResult) -> str:
     if result.status == "nothing_pending":
         return "Nothing to anchor: no pending memories."
     lines = [f"Anchored {result.count} memor{'y' if result.count == 1 else 'ies'}.", f"Root: {result.root}"]
-    lines.append(f"Tx: {result.explorerUrl or result.txHash}")
+    lines.append(f"Tx: {_tx(result.explorerUrl, result.txHash)}")
+    if result.status == "not_final":
+        lines.append(f"Not final yet: {result.reason}.")
     return "\n".join(lines)
 
 
@@ -93,7 +99,7 @@ def verify_text(result: VerifyResult) -> str:
         f"  {mark(result.onChain)} root recorded on Monad",
     ]
     if result.txHash:
-        lines.append(f"  tx: {result.explorerUrl or result.txHash}")
+        lines.append(f"  tx: {_tx(result.explorerUrl, result.txHash)}")
     return "\n".join(lines)
 
 

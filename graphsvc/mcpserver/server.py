@@ -145,7 +145,8 @@ def _writes(*, destructive: bool, idempotent: bool, chain: bool = False) -> Tool
 
 # What each tool does to the graph (MCP annotations; tests/test_tool_metadata.py holds each to it).
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-ADDS = _writes(destructive=False, idempotent=False)  # a new memory per call
+# A new memory per call, but the same content again within RETRY_WINDOW_S is a retry (its receipt).
+ADDS = _writes(destructive=False, idempotent=True)
 
 
 def create_mcp_server(

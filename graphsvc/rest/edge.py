@@ -20,12 +20,13 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from graphsvc.errors import GraphsvcError, InvalidInput, invalid_input
+from graphsvc.errors import GraphsvcError, InvalidInput, Unavailable, invalid_input
 from graphsvc.services.access import AccessService, Principal
 
 log = logging.getLogger("graphsvc")
 REST = "/v1/"
 GUARDED = (REST, "/mcp", "/sse", "/messages/")
+RETRY_AFTER_S = 5
 # Statuses Starlette answers itself (an unknown path, a method a path does not take).
 HTTP_CODES = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
 
@@ -52,8 +53,10 @@ def envelope(
 
 
 def error_response(e: GraphsvcError, challenge: str = "Bearer") -> JSONResponse:
-    headers = {"WWW-Authenticate": challenge} if e.status == 401 else None
-    return envelope(e.status, e.code, e.message, e.fields, headers)
+    headers = {"WWW-Authenticate": challenge} if e.status == 401 else {}
+    if isinstance(e, Unavailable):  # a dependency is away: worth trying again shortly
+        headers["Retry-After"] = str(RETRY_AFTER_S)
+    return envelope(e.status, e.code, e.message, e.fields, headers or None)
 
 
 def principal(request: Request) -> Principal | None:

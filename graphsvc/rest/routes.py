@@ -30,7 +30,6 @@ from graphsvc.domain.models import (
     LinkInput,
     LinkResult,
     MemoryId,
-    ProofBundle,
     RecallInput,
     RecallResult,
     RememberBatchInput,
@@ -39,6 +38,7 @@ from graphsvc.domain.models import (
     RememberResult,
     VerifyResult,
 )
+from graphsvc.domain.proof import ProofBundle
 from graphsvc.rest.edge import ErrorResponse, principal
 from graphsvc.services.access import AccessService, Need, Principal
 from graphsvc.services.anchoring import AnchoringService

@@ -22,8 +22,9 @@ from typing import Any, Protocol
 
 from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_hash
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof, unpack_proof, verify
-from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, ProofBundle, VerifyResult
-from graphsvc.errors import ChainUnavailable, Conflict, NotFound
+from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, VerifyResult
+from graphsvc.domain.proof import AnchorRecord, Forgotten, ProofBundle
+from graphsvc.errors import ChainUnavailable, Conflict, GraphsvcError, NotFound
 from graphsvc.services.ports import Row, Store
 
 log = logging.getLogger(__name__)
@@ -45,15 +46,10 @@ class Chain(Protocol):
     async def inclusion(self, tx_hash: str, root: str) -> Any: ...
     async def anchor_of(self, root: str, block: str | int = "finalized") -> Any: ...
     async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool: ...
-    def verify_calldata(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> str: ...
 
 
 def _hex(data: bytes) -> str:
     return "0x" + data.hex()
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class AnchoringService:
@@ -64,6 +60,7 @@ class AnchoringService:
         *,
         explorer_url: Callable[[str], str | None] = lambda _: None,
         receipt_timeout_s: float = 60,
+        finality_timeout_s: float = 30,
         lease_ttl_s: float = 120,
         owner: str | None = None,
     ):
@@ -71,6 +68,7 @@ class AnchoringService:
         self._chain = chain
         self._explorer_url = explorer_url
         self._receipt_timeout_s = receipt_timeout_s
+        self._finality_timeout_s = finality_timeout_s
         self._lease_ttl_ms = int(lease_ttl_s * 1000)
         self.owner = owner or f"{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(3)}"
         self._lock = asyncio.Lock()
@@ -82,7 +80,11 @@ class AnchoringService:
     # ---- anchor_now -----------------------------------------------------------------------------
 
     async def anchor_now(self, req: GraphInput) -> AnchorResult:
-        """Seal every pending memory of the graph into one batch and anchor its root.
+        """Finish the graph's unfinished batches (an earlier call cut short), seal every pending
+        memory into one batch, anchor its root and wait (bounded, outside the lease) until every one
+        of these roots is final, so that verify_memory passes when this returns. The answer describes
+        the new batch, else the last one finished. A batch not final within the finality timeout
+        answers status "not_final" with the reason.
 
         Raises:
             Conflict: another replica holds the anchoring lease, or the contract refuses the batch.
@@ -95,19 +97,42 @@ class AnchoringService:
                 reason="anchoring needs MONAD_RPC_URL and ANCHOR_CONTRACT (and a signer key)",
             )
         async with self._leased() as fence:
-            await self._finish(fence, graph=req.graph)
-            batch = await self.seal(req.graph, fence)
-            if batch is None:
-                return AnchorResult(status="nothing_pending", reason="no memory of this graph is waiting")
-            batch = await self.advance(batch, fence)
+            batches = await self._finish(fence, graph=req.graph)
+            sealed = await self.seal(req.graph, fence)
+            if sealed is not None:
+                batches.append(await self.advance(sealed, fence))
+        if not batches:
+            return AnchorResult(status="nothing_pending", reason="no memory of this graph is waiting")
+        batch = batches[-1]
+        final = [b["status"] == "FINALIZED" or await self._await_finality(b["root"]) for b in batches]
+        if not all(final):
+            return self._anchored(batch).model_copy(
+                update={
+                    "status": "not_final",
+                    "reason": f"included in block {batch['blockNumber']} but not final after "
+                    f"{self._finality_timeout_s:g} s; verify_memory passes once it is",
+                }
+            )
         return self._anchored(batch)
+
+    async def _await_finality(self, root: str) -> bool:
+        """Poll until the root is anchored at the `finalized` block (then mark the batch FINALIZED:
+        a fact read from the chain, so it needs no lease); False when the timeout passes first."""
+        chain = self._require_chain()
+        deadline = time.monotonic() + self._finality_timeout_s
+        while await chain.anchor_of(root, "finalized") is None:
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(RECEIPT_POLL_S)
+        await self._store.run("anchor/finalized", root=root)
+        return True
 
     async def reconcile(self) -> list[str]:
         """Finish every unfinished batch (start-up, after a crash or an RPC outage); returns their roots."""
         if self._chain is None:
             return []
         async with self._leased() as fence:
-            return await self._finish(fence)
+            return [batch["root"] for batch in await self._finish(fence)]
 
     def _anchored(self, batch: Row) -> AnchorResult:
         return AnchorResult(
@@ -124,18 +149,29 @@ class AnchoringService:
         return _Lease(self)
 
     async def acquire(self) -> int:
-        rows = await self._store.run(
-            "anchor/lease", owner=self.owner, now=_now_ms(), ttlMs=self._lease_ttl_ms
-        )
+        rows = await self._store.run("anchor/lease", owner=self.owner, ttlMs=self._lease_ttl_ms)
         if not rows:
             raise Conflict("another graphsvc replica is anchoring right now; try again shortly")
         return int(rows[0]["fence"])
 
+    async def renew(self, fence: int) -> None:
+        """Keep the lease while working: every third of its time-to-live, until cancelled."""
+        while True:
+            await asyncio.sleep(self._lease_ttl_ms / 3000)
+            try:
+                if not await self._store.run(
+                    "anchor/renew", owner=self.owner, fence=fence, ttlMs=self._lease_ttl_ms
+                ):
+                    return  # lost: the fenced writes will refuse, nothing more to keep
+            except GraphsvcError as e:  # Neo4j away for a moment: the lease may still hold
+                log.warning("could not renew the anchoring lease: %s", e)
+
     async def release(self) -> None:
         await self._store.run("anchor/release", owner=self.owner)
 
-    async def _finish(self, fence: int, graph: str | None = None) -> list[str]:
-        """Advance unfinished batches (of one graph, or all); one that cannot move does not block the rest.
+    async def _finish(self, fence: int, graph: str | None = None) -> list[Row]:
+        """Advance unfinished batches (of one graph, or all) and return them as advanced; one that cannot
+        move does not block the rest.
 
         Raises:
             ChainUnavailable: a batch of `graph` could not be finished (with `graph` only).
@@ -154,8 +190,7 @@ class AnchoringService:
                 )
                 continue
             try:
-                await self.advance(batch, fence)
-                finished.append(batch["root"])
+                finished.append(await self.advance(batch, fence))
             except ChainUnavailable as e:
                 log.warning("batch %s not finished yet: %s", batch["root"], e)
                 stuck.append(e)
@@ -198,7 +233,7 @@ class AnchoringService:
                 "status": "SEALED",
             }
 
-        return await self._store.write_transaction(work)
+        return await self._store.write_transaction(work, bounded=False)  # up to MAX_BATCH members
 
     async def _update(self, batch: Row, fence: int, **changes: Any) -> Row:
         rows = await self._store.run(
@@ -362,25 +397,32 @@ class AnchoringService:
         return True
 
     async def bundle(self, req: IdInput) -> ProofBundle:
+        """The memory's proof bundle (graphsvc.proof/v2), for anyone to verify without graphsvc.
+
+        Raises:
+            NotFound: no such memory, or its batch is not on chain yet.
+        """
         row = await self.evidence(req)
         memory, tombstone, batch = row["memory"], row["tombstone"], row["batch"]
         if batch is None or batch.get("status") not in ("INCLUDED", "FINALIZED"):
-            raise NotFound(f"memory {req.id!r} is not anchored yet")
-        stored_hash, proof = (memory or tombstone)["hash"], _proof(row)
-        chain = self._chain
+            raise NotFound(f"memory {req.id!r} is not anchored yet: run anchor_now")
         return ProofBundle(
             id=req.id,
-            hash=stored_hash,
+            hash=(memory or tombstone)["hash"],
             envelope=_envelope(memory) if memory else None,
-            proof=proof,
+            forgotten=Forgotten(forgottenAt=tombstone["forgottenAt"]) if memory is None else None,
+            proof=_proof(row),
             root=batch["root"],
-            chainId=batch.get("chainId"),
-            contract=batch.get("contract"),
-            txHash=batch.get("txHash"),
-            blockNumber=batch.get("blockNumber"),
-            verifyCalldata=chain.verify_calldata(batch["root"], req.id, stored_hash, proof)
-            if chain
-            else None,
+            anchor=AnchorRecord(
+                chainId=batch["chainId"],
+                contract=batch["contract"],
+                txHash=batch["txHash"],
+                blockNumber=batch["blockNumber"],
+                batchSeq=batch["seq"],
+                leafCount=batch["count"],
+                anchoredAt=batch["anchoredAt"],
+                explorerUrl=self._explorer_url(batch["txHash"]),
+            ),
         )
 
 
@@ -393,12 +435,15 @@ class _Lease:
     async def __aenter__(self) -> int:
         await self._service._lock.acquire()
         try:
-            return await self._service.acquire()
+            fence = await self._service.acquire()
         except BaseException:
             self._service._lock.release()
             raise
+        self._renewing = asyncio.create_task(self._service.renew(fence))
+        return fence
 
     async def __aexit__(self, *exc: object) -> None:
+        self._renewing.cancel()
         try:
             await self._service.release()
         finally:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
@@ -37,14 +37,28 @@ from graphsvc.domain.models import (
 from graphsvc.domain.render import clip
 from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
-from graphsvc.services.keywords import graph_key, lucene_query, words
+from graphsvc.services.group_commit import GroupCommit
+from graphsvc.services.keywords import OWN_TEXT_WEIGHT, graph_key, keywords, lucene_query, words
 from graphsvc.services.ports import Reader, Store
+from graphsvc.services.term_stats import (
+    Change,
+    GraphStats,
+    analyze,
+    analyze_tags,
+    bm25,
+    fields_of,
+    rewindowed,
+    tally,
+)
 
 KEYWORD_SEEDS = 50
+CANDIDATES = 100  # Lucene's top hits that recall rescores with the graph's own statistics
+FIELD_WEIGHTS = {"window": 1.0, "text": OWN_TEXT_WEIGHT, "tags": 1.0}  # as in keywords.lucene_query
 MAX_RELATIONS = 1000
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
 NAMED_BOOST = 1.3  # text score factor for a memory that mentions an entity the query names
+RETRY_WINDOW_S = 300  # a remember of the same content within it is a retry: the stored receipt answers
 
 
 def new_id(prefix: str) -> str:
@@ -162,6 +176,7 @@ class MemoryService:
     def __init__(self, store: Store, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
         self._store = store
         self._clock = clock
+        self._commits: GroupCommit[_Draft, RememberReceipt] = GroupCommit(self._flush)
 
     # ---- remember -------------------------------------------------------------------------------
 
@@ -172,10 +187,41 @@ class MemoryService:
         links: Sequence[tuple[str, str]] = (),
         extra: dict[str, Any] | None = None,
     ) -> RememberResult:
-        """Store a memory. `links` (type, entity id) and `extra` properties serve store_event."""
+        """Store a memory. `links` (type, entity id) and `extra` properties serve store_event.
+
+        Retry-safe: the same content remembered in the same graph within RETRY_WINDOW_S (a retry whose
+        answer was lost, by the driver or the client) answers the stored memory's receipt. Concurrent
+        remembers of one graph share a transaction (group commit), each with its own answer.
+
+        Raises:
+            NotFound, InvalidInput: a relation endpoint is unknown or ambiguous (nothing is written).
+        """
         draft = _Draft.of(0, req, format_timestamp(self._clock()), links, extra)
-        await self._write(req.graph, [draft], bulk=False)
-        return draft.result()
+        receipt = await self._commits.submit(req.graph, draft)
+        if receipt.failure is not None:
+            raise receipt.failure
+        return replace(draft, id=receipt.id or draft.id, digest=receipt.hash or draft.digest).result()
+
+    async def _flush(self, graph: str, drafts: list[_Draft]) -> list[RememberReceipt | BaseException]:
+        """One group commit: the drafts of concurrent remembers in one transaction, in arrival order.
+        Should the transaction itself refuse the group (not an outage), each is tried alone, so that
+        only the one at fault fails."""
+        for index, draft in enumerate(drafts):
+            draft.index = index
+        since = format_timestamp(self._clock() - timedelta(seconds=RETRY_WINDOW_S))
+        try:
+            return list(await self._write(graph, drafts, since=since))
+        except (InvalidInput, Conflict):
+            if len(drafts) == 1:
+                raise
+        alone: list[RememberReceipt | BaseException] = []
+        for draft in drafts:
+            draft.index = 0
+            try:
+                alone += await self._write(graph, [draft], since=since)
+            except GraphsvcError as error:
+                alone.append(error)
+        return alone
 
     async def remember_many(self, reqs: Sequence[RememberInput]) -> list[RememberReceipt]:
         """Bulk remember, one transaction (and one UNWIND) per graph in the batch. Idempotent: an item
@@ -186,56 +232,79 @@ class MemoryService:
         drafts = [_Draft.of(i, req, created_at) for i, req in enumerate(reqs)]
         receipts: list[RememberReceipt] = []
         for graph in dict.fromkeys(d.req.graph for d in drafts):
-            receipts += await self._write(graph, [d for d in drafts if d.req.graph == graph], bulk=True)
+            receipts += await self._write(graph, [d for d in drafts if d.req.graph == graph], since="")
         return sorted(receipts, key=lambda r: r.index)
 
-    async def _write(self, graph: str, drafts: list[_Draft], *, bulk: bool) -> list[RememberReceipt]:
-        """Write `drafts` (all of one graph) in one transaction. Single remember (`bulk` False) raises
-        on an unresolvable relation; bulk skips duplicates and rejects such items alone."""
+    async def _write(self, graph: str, drafts: list[_Draft], *, since: str) -> list[RememberReceipt]:
+        """Write `drafts` (all of one graph) in one transaction, a receipt each: created; duplicate of a
+        memory with the same content created at or after `since` (or of one of these very drafts,
+        when the driver re-runs a transaction whose commit went unacknowledged); or rejected (an
+        unresolvable relation, the error kept in `failure`)."""
 
         async def work(tx: Reader) -> list[RememberReceipt]:
-            [claim] = await tx.run("memory/claim_seq", graph=graph, count=len(drafts))
+            await tx.run("memory/lock_graph", graph=graph)
+            rows = await tx.run(
+                "memory/by_content",
+                graph=graph,
+                keys=[d.key for d in drafts],
+                since=since,
+                ids=[d.id for d in drafts],
+            )
+            known = {row["key"]: (row["id"], row["hash"]) for row in rows}
+            outcomes = await self._resolve(tx, graph, drafts)
             receipts: dict[int, RememberReceipt] = {}
-            fresh = drafts
-            if bulk:
-                rows = await tx.run("memory/by_content", graph=graph, keys=[d.key for d in drafts])
-                known = {row["key"]: (row["id"], row["hash"]) for row in rows}
-                fresh = []
-                for d in drafts:
-                    if d.key in known:
-                        memory_id, digest = known[d.key]
-                        receipts[d.index] = RememberReceipt(
-                            index=d.index, status="duplicate", id=memory_id, hash=digest
-                        )
-                    else:
-                        known[d.key] = (d.id, d.digest)
-                        fresh.append(d)
-            written = await self._resolve(tx, graph, fresh, receipts, bulk)
+            written = []
+            for d in drafts:
+                outcome = outcomes[d.index]
+                d.triples = outcome if isinstance(outcome, list) else []
+                if d.key in known:
+                    memory_id, digest = known[d.key]
+                    receipts[d.index] = RememberReceipt(
+                        index=d.index, status="duplicate", id=memory_id, hash=digest
+                    )
+                elif isinstance(outcome, GraphsvcError):
+                    receipts[d.index] = RememberReceipt.rejected(d.index, outcome)
+                else:
+                    known[d.key] = (d.id, d.digest)
+                    receipts[d.index] = RememberReceipt(
+                        index=d.index, status="created", id=d.id, hash=d.digest
+                    )
+                    written.append(d)
             if written:
-                recent = [(row["id"], row["text"]) for row in claim["recent"]]
-                sequence = recent + [(d.id, d.req.text) for d in written]
-                window = {
-                    w["id"]: w["window"]
-                    for w in windows(sequence, [i for i, _ in sequence[max(0, len(recent) - WINDOW) :]])
-                }
-                await tx.run(
-                    "memory/create",
-                    graph=graph,
-                    memories=[d.row(claim["base"] + 1 + n, window[d.id]) for n, d in enumerate(written)],
-                )
-                if recent:
-                    touched = [{"id": i, "window": window[i]} for i, _ in recent[-WINDOW:]]
-                    await tx.run("memory/set_windows", graph=graph, windows=touched)
+                await self._create(tx, graph, written)
             return [receipts[d.index] for d in drafts]
 
         return await self._store.write_transaction(work)
 
     @staticmethod
+    async def _create(tx: Reader, graph: str, written: list[_Draft]) -> None:
+        """The memories, in remember order after the positions claimed here, and the windows they touch."""
+        [claim] = await tx.run("memory/claim_seq", graph=graph, count=len(written))
+        recent = [(row["id"], row["text"]) for row in claim["recent"]]
+        sequence = recent + [(d.id, d.req.text) for d in written]
+        window = {
+            w["id"]: w["window"]
+            for w in windows(sequence, [i for i, _ in sequence[max(0, len(recent) - WINDOW) :]])
+        }
+        await tx.run(
+            "memory/create",
+            graph=graph,
+            memories=[d.row(claim["base"] + 1 + n, window[d.id]) for n, d in enumerate(written)],
+        )
+        replaced: list[dict[str, Any]] = []
+        if recent:
+            touched = [{"id": i, "window": window[i]} for i, _ in recent[-WINDOW:]]
+            replaced = await tx.run("memory/set_windows", graph=graph, windows=touched)
+        # A step of its own: the graph's term statistics follow what the index now holds.
+        added = [c for d in written for c in fields_of(d.req.text, window[d.id], d.tags, 1)]
+        await _count_terms(tx, graph, added + rewindowed(replaced))
+
+    @staticmethod
     async def _resolve(
-        tx: Reader, graph: str, drafts: list[_Draft], receipts: dict[int, RememberReceipt], bulk: bool
-    ) -> list[_Draft]:
+        tx: Reader, graph: str, drafts: list[_Draft]
+    ) -> dict[int, list[tuple[str, str, str]] | GraphsvcError]:
         """Resolve relation endpoints: the item's own entities (by id, else name), then entities of
-        the batch and of the graph. Returns the drafts that resolved (their receipts: created)."""
+        the batch and of the graph. Each draft's relation triples, or why they cannot resolve."""
         introduced: dict[str, set[str]] = {}
         for d in drafts:
             for e in d.entities:
@@ -247,7 +316,7 @@ class MemoryService:
         if pending:
             rows = await tx.run("memory/resolve_entities", graph=graph, refs=pending)
             found = {row["ref"]: row["ids"] for row in rows}
-        written = []
+        outcomes: dict[int, list[tuple[str, str, str]] | GraphsvcError] = {}
         for d in drafts:
             try:
                 resolved = {
@@ -256,23 +325,35 @@ class MemoryService:
                     for ref in d.refs
                 }
             except GraphsvcError as error:
-                if not bulk:
-                    raise
-                receipts[d.index] = RememberReceipt(index=d.index, status="rejected", error=str(error))
+                outcomes[d.index] = error
                 continue
-            d.triples = [(resolved[r.from_], r.type, resolved[r.to]) for r in d.req.relations]
-            receipts[d.index] = RememberReceipt(index=d.index, status="created", id=d.id, hash=d.digest)
-            written.append(d)
-        return written
+            outcomes[d.index] = [(resolved[r.from_], r.type, resolved[r.to]) for r in d.req.relations]
+        return outcomes
 
     async def upgrade(self) -> list[str]:
-        """Key the memories of older versions by graph so keyword recall finds them; returns the
-        graphs upgraded. A start-up step that reads every memory once to find them (34 ms warm, 0.7 s
-        cold for 29k memories here), then writes only the unkeyed ones."""
+        """Key the memories of older versions by graph so keyword recall finds them, and count the term
+        statistics of graphs that older versions stored; returns the graphs upgraded. A start-up step
+        that reads every memory once to find them (34 ms warm, 0.7 s cold for 29k memories here), then
+        writes only the unkeyed ones and reads only the uncounted graphs."""
         graphs = [row["graph"] for row in await self._store.run("memory/unkeyed_graphs")]
         for graph in graphs:
             await self._store.run("memory/key_graph", graph=graph, key=graph_key(graph))
-        return graphs
+        uncounted = [row["graph"] for row in await self._store.run("memory/uncounted_graphs")]
+        for graph in uncounted:
+            await self.count_terms_again(graph)
+        return sorted(set(graphs + uncounted))
+
+    async def count_terms_again(self, graph: str) -> None:
+        """Count a graph's term statistics from its memories, in one transaction that holds them."""
+
+        async def work(tx: Reader) -> None:
+            await tx.run("memory/reset_stats", graph=graph)
+            rows = await tx.run("memory/indexed_fields", graph=graph)
+            await _count_terms(
+                tx, graph, [c for r in rows for c in fields_of(r["text"], r["window"], r["tags"] or [], 1)]
+            )
+
+        await self._store.write_transaction(work)
 
     # ---- recall ---------------------------------------------------------------------------------
 
@@ -289,10 +370,7 @@ class MemoryService:
             start += [Node.from_row(row, -1) for row in await fetch_nodes(self._store, req.graph, ids)]
         text_scores: dict[str, float] = {}
         if lucene is not None:
-            [found] = await self._store.run(
-                "graph/keyword_hits", graph=req.graph, lucene=lucene, limit=KEYWORD_SEEDS
-            )
-            hits = found["rows"]
+            hits = await self._keyword_hits(req.graph, lucene, req.query or "")
             best = max((row["score"] for row in hits), default=1.0) or 1.0
             text_scores = {row["id"]: row["score"] / best for row in hits}
             start += [Node.from_row(row, 0) for row in hits]
@@ -316,6 +394,23 @@ class MemoryService:
             node = context.nodes[memory.id]
             memory.text, memory.tags, memory.anchorId = node.text, node.tags, node.anchorId
         return result
+
+    async def _keyword_hits(self, graph: str, lucene: str, query: str) -> list[dict[str, Any]]:
+        """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
+        statistics (Lucene's as they are for a graph whose statistics are not counted yet)."""
+        terms = [term for word in keywords(query) for term in analyze(word)]
+        [found] = await self._store.run(
+            "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
+        )
+        rows, stats = found["rows"], GraphStats.from_row(found["stats"])
+        if stats is not None:
+            for row in rows:
+                fields = {"text": analyze(row["text"]), "window": analyze(row["window"] or "")}
+                row["score"] = bm25(
+                    stats, terms, {**fields, "tags": analyze_tags(row["tags"] or [])}, FIELD_WEIGHTS
+                )
+            rows.sort(key=lambda row: (-row["score"], row["id"]))
+        return rows[:KEYWORD_SEEDS]
 
     async def _detail(self, graph: str, nodes: list[Node]) -> None:
         """Fill in text, tags and anchor of the memories a walk reached (it reads only ids)."""
@@ -389,18 +484,30 @@ class MemoryService:
             rows = await tx.run("memory/forget", graph=req.graph, id=req.id, now=now)
             if not rows:
                 raise NotFound(f"no memory {req.id!r} in graph {req.graph!r}")
-            if rows[0]["seq"] is None:
-                return
-            # Its text leaves the windows of its neighbours, which close the gap.
-            [around] = await tx.run("memory/around", graph=req.graph, seq=rows[0]["seq"])
-            before = [(row["id"], row["text"]) for row in around["before"]]
-            after = [(row["id"], row["text"]) for row in around["after"]]
-            targets = [i for i, _ in before[-WINDOW:] + after[:WINDOW]]
-            if targets:
-                await tx.run("memory/set_windows", graph=req.graph, windows=windows(before + after, targets))
+            [gone] = rows
+            replaced = await _close_gap(tx, req.graph, gone["seq"]) if gone["seq"] is not None else []
+            removed = fields_of(gone["text"], gone["window"], gone["tags"] or [], -1)
+            await _count_terms(tx, req.graph, removed + rewindowed(replaced))
 
         await self._store.write_transaction(work)
         return ForgetResult(id=req.id, deleted=True)
+
+
+async def _close_gap(tx: Reader, graph: str, seq: int) -> list[dict[str, Any]]:
+    """A forgotten memory's text leaves the windows of its neighbours, which close the gap; returns
+    the windows replaced."""
+    [around] = await tx.run("memory/around", graph=graph, seq=seq)
+    before = [(row["id"], row["text"]) for row in around["before"]]
+    after = [(row["id"], row["text"]) for row in around["after"]]
+    targets = [i for i, _ in before[-WINDOW:] + after[:WINDOW]]
+    if not targets:
+        return []
+    return await tx.run("memory/set_windows", graph=graph, windows=windows(before + after, targets))
+
+
+async def _count_terms(tx: Reader, graph: str, changes: list[Change]) -> None:
+    """Apply what a write changed in the index to the graph's term statistics (term_stats.py)."""
+    await tx.run("memory/count_terms", graph=graph, **tally(changes))
 
 
 def _local_refs(entities: list[EntityIn], refs: list[str]) -> dict[str, str]:

@@ -6,6 +6,7 @@ ever formatted into Cypher text (labels and relation types travel as `$(...)` dy
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -16,7 +17,7 @@ import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
 from neo4j import exceptions as neo4j_errors
 
-from graphsvc.errors import Conflict, InvalidInput, Unavailable
+from graphsvc.errors import Conflict, InvalidInput, NotConfigured, Unavailable
 from graphsvc.store.cypher import Statement, load
 
 T = TypeVar("T")
@@ -30,27 +31,52 @@ _DECLARES = re.compile(
     r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
 )
 _ANALYZER = re.compile(r"fulltext\.analyzer`?\s*:\s*'(\w+)'")
+_OUT_OF_RANGE = {
+    "Neo.ClientError.Statement.ArithmeticError",
+    "Neo.ClientError.Statement.ArgumentError",
+    "Neo.ClientError.Statement.TypeError",
+}
 
 
 @asynccontextmanager
-async def _translated() -> AsyncIterator[None]:
+async def _translated(deadline_s: float | None) -> AsyncIterator[None]:
+    """Every driver error as a GraphsvcError, and no wait longer than `deadline_s` (None: unbounded)."""
     try:
-        yield
+        async with asyncio.timeout(deadline_s):
+            yield
+    except TimeoutError as e:
+        raise Unavailable(f"Neo4j did not answer within {deadline_s:g} s") from e
     except neo4j_errors.ConstraintError as e:
         raise Conflict("that id already exists in this graph") from e
     except neo4j_errors.CypherSyntaxError as e:
         raise InvalidInput("the request could not be turned into a valid query") from e
-    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, neo4j_errors.AuthError) as e:
+    except neo4j_errors.AuthError as e:
+        raise NotConfigured("Neo4j refused graphsvc's credentials (GRAPHSVC_NEO4J_USER / _PASSWORD)") from e
+    except neo4j_errors.ClientError as e:
+        if e.code in _OUT_OF_RANGE:
+            raise InvalidInput("a value is out of the range the database can store") from e
+        log.error("Neo4j refused a statement: %s", e.code)
+        raise Unavailable("Neo4j could not run the request") from e
+    except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError) as e:
+        # unreachable, restarting, a transient conflict that outlived the driver's retries
         raise Unavailable("Neo4j cannot be reached") from e
 
 
 class GraphStore:
     """Runs named statements against one database; handed a driver, never creates one."""
 
-    def __init__(self, driver: AsyncDriver, database: str, statements: dict[str, Statement] | None = None):
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        database: str,
+        statements: dict[str, Statement] | None = None,
+        *,
+        deadline_s: float = 10,
+    ):
         self._driver = driver
         self._database = database
         self.statements = statements if statements is not None else load()
+        self.deadline_s = deadline_s
 
     def _statement(self, name: str, params: dict[str, Any]) -> Statement:
         statement = self.statements[name]
@@ -59,10 +85,17 @@ class GraphStore:
         return statement
 
     async def run(self, name: str, **params: Any) -> list[Row]:
-        """Run one statement in its own managed transaction (reads are routed to readers)."""
+        """Run one statement in its own managed transaction (reads are routed to readers).
+
+        Raises:
+            Unavailable: Neo4j did not answer within the deadline.
+        """
+        return await self._execute(name, params, self.deadline_s)
+
+    async def _execute(self, name: str, params: dict[str, Any], deadline_s: float | None) -> list[Row]:
         statement = self._statement(name, params)
         routing = RoutingControl.READ if statement.mode == "read" else RoutingControl.WRITE
-        async with _translated():
+        async with _translated(deadline_s):
             records, _, _ = await self._driver.execute_query(
                 statement.text, params, database_=self._database, routing_=routing
             )
@@ -70,22 +103,32 @@ class GraphStore:
         # decoded: Record.data()'s recursive copy cost a quarter of recall's time in the profile.
         return [dict(record.items()) for record in records]
 
-    async def write_transaction(self, work: Callable[[Transaction], Awaitable[T]]) -> T:
-        """Run several statements in one write transaction; any error rolls all of them back."""
-        async with _translated(), self._driver.session(database=self._database) as session:
+    async def write_transaction(
+        self, work: Callable[[Transaction], Awaitable[T]], *, bounded: bool = True
+    ) -> T:
+        """Run several statements in one write transaction; any error rolls all of them back.
+        `bounded`: give up after the deadline (not for work whose size the caller does not bound)."""
+        deadline = self.deadline_s if bounded else None
+        async with _translated(deadline), self._driver.session(database=self._database) as session:
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:
         """Create what `cypher/schema/` declares. `IF NOT EXISTS` keeps an index or constraint whose
         name exists, whatever its definition: one left by an older definition under the same name is
-        dropped and created again (logged), so a changed schema file always takes effect."""
+        dropped and created again (logged), so a changed schema file always takes effect. Repairs
+        (`schema/` files in write mode) run first: data an older version left that a constraint refuses."""
+        for name in sorted(
+            n for n, s in self.statements.items() if n.startswith("schema/") and s.mode == "write"
+        ):
+            await self._execute(name, {}, None)
         names = sorted(
             n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes"
         )
-        records, _, _ = await self._driver.execute_query(
-            "SHOW INDEXES YIELD name, labelsOrTypes, properties, owningConstraint, options",
-            database_=self._database,
-        )
+        async with _translated(None):
+            records, _, _ = await self._driver.execute_query(
+                "SHOW INDEXES YIELD name, labelsOrTypes, properties, owningConstraint, options",
+                database_=self._database,
+            )
         existing = {record["name"]: record for record in records}
         for name in names:
             declared = _declared(self.statements[name].text)
@@ -97,17 +140,20 @@ class GraphStore:
                 )
                 # Names come from cypher/schema (word characters only), never from a request. IF EXISTS:
                 # replicas starting together may race to drop it.
-                await self._driver.execute_query(
-                    f"DROP {kind} {found['owningConstraint'] or have[0]} IF EXISTS", database_=self._database
-                )
-            await self.run(name)
-        await self.run("schema/await_indexes")
+                async with _translated(None):
+                    await self._driver.execute_query(
+                        f"DROP {kind} {found['owningConstraint'] or have[0]} IF EXISTS",
+                        database_=self._database,
+                    )
+            await self._execute(name, {}, None)
+        await self._execute("schema/await_indexes", {}, None)
         return names
 
-    async def ping(self) -> bool:
+    async def ping(self, timeout_s: float = 3) -> bool:
         try:
-            await self._driver.verify_connectivity()
-        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError):
+            async with asyncio.timeout(timeout_s):
+                await self._driver.verify_connectivity()
+        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError, TimeoutError):
             return False
         return True
 
@@ -158,7 +204,17 @@ def _definition(record: Any, analyzer: bool) -> tuple[str, str, tuple[str, ...],
     )
 
 
-def create_driver(uri: str, user: str, password: str, *, max_pool: int = 50) -> AsyncDriver:
+def create_driver(
+    uri: str, user: str, password: str, *, max_pool: int = 50, deadline_s: float = 10
+) -> AsyncDriver:
+    """A driver whose waits during an outage (connecting, a free connection, retrying a transaction)
+    end within `deadline_s`, not the driver's defaults of 30 to 60 s."""
     return neo4j.AsyncGraphDatabase.driver(
-        uri, auth=(user, password), max_connection_pool_size=max_pool, notifications_min_severity="OFF"
+        uri,
+        auth=(user, password),
+        max_connection_pool_size=max_pool,
+        notifications_min_severity="OFF",
+        connection_timeout=min(5.0, deadline_s),
+        connection_acquisition_timeout=deadline_s,
+        max_transaction_retry_time=deadline_s,
     )

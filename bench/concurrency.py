@@ -1,0 +1,145 @@
+"""Concurrent writers side by side, in one run on one Neo4j: remembers per second and latency of
+
+- one client remembering single memories,
+- 8 clients remembering single memories into one graph,
+- 8 clients remembering single memories into 8 graphs,
+- bulk import (`remember_many`, batches of 500: the path of `graphsvc import`) of as many memories,
+
+each on fresh graphs, with the single-memory rows both over REST (httpx with keep-alive against
+graphsvc served in-process) and through the service layer (no HTTP), so the HTTP cost shows apart.
+
+    .venv/bin/python bench/concurrency.py [--memories 4000] [--clients 8]
+
+Starts its own local Neo4j unless GRAPHSVC_NEO4J_URI is set. Prints a table; writes
+bench/results/concurrency.json. Data: bench/dataset.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dataset
+from common import neo4j_settings, served
+
+from graphsvc.app import Services
+from graphsvc.domain.models import RememberInput
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BULK_BATCH = 500
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _p(seconds: list[float], q: float) -> float:
+    ordered = sorted(seconds)
+    return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+async def _clients(
+    items: list[dict[str, Any]],
+    clients: int,
+    graphs: list[str],
+    call: Callable[[dict[str, Any]], Awaitable[None]],
+) -> dict[str, float]:
+    """`clients` writers, each remembering its share of `items` one at a time (client c writes to
+    graphs[c % len(graphs)]); remembers per second and latency over all of them."""
+    latencies: list[float] = []
+
+    async def client(c: int) -> None:
+        for item in items[c::clients]:
+            started = time.perf_counter()
+            await call({**item, "graph": graphs[c % len(graphs)]})
+            latencies.append(time.perf_counter() - started)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in range(clients)))
+    elapsed = time.perf_counter() - started
+    return {
+        "per_s": round(len(items) / elapsed, 1),
+        "p50_ms": round(_p(latencies, 0.5), 1),
+        "p95_ms": round(_p(latencies, 0.95), 1),
+    }
+
+
+async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
+    data = list(dataset.memories(n * 8))  # fresh items for every row: no row meets another's duplicates
+    chunks = iter(data[i : i + n] for i in range(0, len(data), n))
+    tag = secrets.token_hex(3)
+    rows: dict[str, dict[str, float]] = {}
+    with neo4j_settings() as settings:
+        services = Services.build(settings)
+        await services.start()
+        memory = services.memory
+
+        async def service_call(item: dict[str, Any]) -> None:
+            await memory.remember(RememberInput(**item))
+
+        await _clients(next(chunks)[:200], 4, [f"warm-{tag}"], service_call)  # compile the statements
+        with served(settings, port=_free_port()) as url:
+            limits = httpx.Limits(max_connections=clients)
+            async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as http:
+
+                async def rest_call(item: dict[str, Any]) -> None:
+                    response = await http.post("/v1/memories", json=item)
+                    response.raise_for_status()
+
+                for via, call in (("REST", rest_call), ("service", service_call)):
+                    rows[f"1 client, 1 graph ({via})"] = await _clients(
+                        next(chunks), 1, [f"one-{via}-{tag}"], call
+                    )
+                    rows[f"{clients} clients, 1 graph ({via})"] = await _clients(
+                        next(chunks), clients, [f"shared-{via}-{tag}"], call
+                    )
+                    rows[f"{clients} clients, {clients} graphs ({via})"] = await _clients(
+                        next(chunks), clients, [f"own-{via}-{tag}-{c}" for c in range(clients)], call
+                    )
+        bulk = next(chunks)
+        started = time.perf_counter()
+        for i in range(0, len(bulk), BULK_BATCH):
+            await memory.remember_many(
+                [RememberInput(**m, graph=f"bulk-{tag}") for m in bulk[i : i + BULK_BATCH]]
+            )
+        rows[f"bulk import (batches of {BULK_BATCH})"] = {
+            "per_s": round(len(bulk) / (time.perf_counter() - started), 1)
+        }
+        await services.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=4000, help="memories written in each row")
+    parser.add_argument("--clients", type=int, default=8)
+    args = parser.parse_args()
+    rows = asyncio.run(run(args.memories, args.clients))
+    bulk = next(v["per_s"] for k, v in rows.items() if k.startswith("bulk"))
+    print(f"{'row':<32} {'remembers/s':>12} {'of bulk':>8} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, row in rows.items():
+        print(
+            f"{name:<32} {row['per_s']:>12,.0f} {row['per_s'] / bulk:>7.2f}x"
+            f" {row.get('p50_ms', float('nan')):>8.1f} {row.get('p95_ms', float('nan')):>8.1f}"
+        )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "concurrency.json").write_text(
+        json.dumps({"memories": args.memories, "rows": rows}, indent=2) + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+// mode: read
+// params:
+// Graphs holding memories stored before graphsvc kept term statistics per graph (see count_terms).
+MATCH (m:Memory)
+WITH DISTINCT m.graph AS graph
+WHERE NOT EXISTS { MATCH (:GraphStats {name: graph}) }
+RETURN graph

@@ -1,0 +1,173 @@
+"""Each graph's own term statistics, and the BM25 that recall scores its keyword hits with.
+
+Lucene scores BM25 with the statistics of the whole index: every graph on the server, and memories
+forgotten but not yet merged away. So graphsvc keeps each graph's own (a `GraphStats` node: per field,
+how many memories have it and its total length; a `GraphTerm` node per term: per field, how many
+memories hold it), changed in the transaction that remembers or forgets, and recall rescores Lucene's
+top candidates with them. Analysis and formula follow Lucene's, so a graph alone on a fresh server
+ranks as Lucene ranks it: the English analyzer (standard word breaks, possessive 's dropped, lower
+case, its 33 stop words, Porter stems) and BM25 (k1 1.2, b 0.75) over lengths rounded as Lucene
+stores them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import Stemmer
+
+FIELDS = ("text", "window", "tags")
+K1, B = 1.2, 0.75
+_STOP_WORDS = """
+    a an and are as at be but by for if in into is it no not of on or such that the their then there
+    these they this to was will with
+"""
+STOP_WORDS = frozenset(_STOP_WORDS.split())
+# Unicode word breaks, as Lucene's StandardTokenizer finds them for the common cases: letters joined
+# across . ' : · and a right single quote, digits across . , ; ' and a right single quote ("don't",
+# "cs:go", "3.5", "1,000" are one word each).
+_LETTER = r"[^\W\d_]"
+_WORD = re.compile(rf"\w+(?:(?:(?<={_LETTER})[.'\u2019:·](?={_LETTER})|(?<=\d)[.,;'\u2019](?=\d))\w+)*")
+_POSSESSIVE = re.compile(r"['\u2019](?<=\w.)s\b")  # a quote first: the engine scans for it
+_PORTER = Stemmer.Stemmer("porter")
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def stem(word: str) -> str:
+    """Porter's stem close to Lucene's PorterStemmer: words of one or two letters stay, and
+    `-bly`/`-logy` take the two departures of Porter's own implementation (bli→ble, logi→log). Still
+    apart: Snowball's Porter undoubles fewer consonants ("trekked" is "trekk" here, "trek" there)."""
+    if len(word) <= 2:
+        return word
+    if word.endswith("bly") and not word.endswith("ably"):
+        word = word[:-1] + "e"
+    elif word.endswith("logy"):
+        word = word[:-1]
+    return _PORTER.stemWord(word)
+
+
+def analyze(text: str) -> list[str]:
+    """The terms Lucene's English analyzer indexes for `text`, in order. Line by line: no word spans a
+    line break, and a window repeats the lines of its neighbours' windows, analyzed once (cached)."""
+    return [term for line in text.split("\n") for term in _analyze_line(line)]
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a line is a memory's text: about 64k of them, some 30 MB
+def _analyze_line(line: str) -> tuple[str, ...]:
+    line = line.lower()
+    if "'" in line or "\u2019" in line:
+        line = _POSSESSIVE.sub("", line)
+    words = _WORD.findall(line)
+    return tuple(stem(word) for word in words if word not in STOP_WORDS)
+
+
+def analyze_tags(tags: Iterable[str]) -> list[str]:
+    return [term for tag in tags for term in analyze(tag)]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field of one memory entering (`sign` 1) or leaving (-1) the index, as analyzed terms."""
+
+    field: str
+    terms: Sequence[str]
+    sign: int
+
+
+def fields_of(text: str, window: str | None, tags: Iterable[str], sign: int) -> list[Change]:
+    """A whole memory entering or leaving the index."""
+    return [
+        Change("text", analyze(text), sign),
+        Change("window", analyze(window or ""), sign),
+        Change("tags", analyze_tags(tags), sign),
+    ]
+
+
+def rewindowed(rows: Iterable[dict[str, Any]]) -> list[Change]:
+    """Windows replaced (rows with `old` and `new`)."""
+    return [
+        change
+        for row in rows
+        for change in (
+            Change("window", analyze(row["old"] or ""), -1),
+            Change("window", analyze(row["new"]), 1),
+        )
+    ]
+
+
+def tally(changes: Iterable[Change]) -> dict[str, Any]:
+    """The parameters of memory/count_terms: per field, the change in memories that have it and in its
+    total length; per term (sorted, so writers lock counters in one order), the change in memories
+    whose field holds it."""
+    totals = {f"{f}{kind}": 0 for f in FIELDS for kind in ("Docs", "Length")}
+    added = {(f, sign): Counter[str]() for f in FIELDS for sign in (1, -1)}
+    for change in changes:
+        if change.terms:
+            totals[f"{change.field}Docs"] += change.sign
+            totals[f"{change.field}Length"] += change.sign * len(change.terms)
+            added[change.field, change.sign].update(set(change.terms))
+    rows = []
+    for term in sorted(set().union(*added.values())):
+        counts = {f: added[f, 1][term] - added[f, -1][term] for f in FIELDS}
+        if any(counts.values()):
+            rows.append({"term": term, **counts})
+    return {"totals": totals, "terms": rows}
+
+
+@dataclass(frozen=True)
+class GraphStats:
+    """A graph's statistics for the terms of one query (read by graph/keyword_hits)."""
+
+    docs: dict[str, int]
+    length: dict[str, int]
+    df: dict[tuple[str, str], int]
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any] | None) -> GraphStats | None:
+        if not row:
+            return None
+        return cls(
+            docs={f: row[f"{f}Docs"] or 0 for f in FIELDS},
+            length={f: row[f"{f}Length"] or 0 for f in FIELDS},
+            df={(f, t["term"]): t[f] or 0 for t in row["terms"] for f in FIELDS},
+        )
+
+    def idf(self, field: str, term: str) -> float:
+        docs = self.docs[field]
+        df = min(max(self.df.get((field, term), 0), 1), max(docs, 1))
+        return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+    def average(self, field: str) -> float:
+        return self.length[field] / self.docs[field] if self.docs[field] else 1.0
+
+
+def stored_length(length: int) -> int:
+    """A field's length as Lucene keeps it in one byte (SmallFloat.intToByte4 then back): exact
+    below 24, then 4 significant bits."""
+    if length < 24:
+        return length
+    rest = length - 24
+    shift = max(rest.bit_length() - 4, 0)
+    return 24 + ((rest >> shift) << shift)
+
+
+def bm25(
+    stats: GraphStats, terms: Sequence[str], fields: dict[str, Sequence[str]], weights: dict[str, float]
+) -> float:
+    """Lucene's BM25 of one memory for the query `terms` (analyzed; a repeated term counts again, as
+    Lucene sums a repeated clause), summed over `fields` (each its analyzed terms) times its weight."""
+    score = 0.0
+    for field, weight in weights.items():
+        counts = Counter(fields[field])
+        norm = K1 * (1 - B + B * stored_length(len(fields[field])) / stats.average(field))
+        for term in terms:
+            tf = counts.get(term, 0)
+            if tf:
+                score += weight * stats.idf(field, term) * tf / (tf + norm)
+    return score

@@ -1,0 +1,261 @@
+"""The standalone verifier: checks a proof bundle with nothing but the bundle and an RPC URL.
+
+No Neo4j, no graphsvc settings, no server: it recomputes the hash from the envelope, folds the Merkle
+proof, and asks the chain itself (plain JSON-RPC) whether the root is anchored at the `finalized`
+block and whether the anchoring transaction emitted the event. `graphsvc verify-bundle` prints its
+checklist; the page at /verify (graphsvc/web/verify.html) runs the same checks in a browser.
+
+Checks, in order (a check that depends on a failed one is not run):
+
+    hash      the envelope hashes (RFC 8785, keccak256) to `hash`, and is the memory `id`
+    proof     the leaf of (id, hash) folds with `proof` to `root`
+    chain     the RPC serves the bundle's chain id
+    contract  the contract (pinned by the caller, else the bundle's) has code
+    root      anchorOf(root) at the finalized block is set, with the bundle's batch, size and block
+    event     the transaction's receipt holds RootAnchored(root) from that contract
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from eth_abi import decode, encode
+from eth_utils import keccak
+from pydantic import ValidationError
+
+from graphsvc.domain.hashing import envelope_hash
+from graphsvc.domain.merkle import memory_leaf, verify
+from graphsvc.domain.proof import ProofBundle
+from graphsvc.errors import public_url
+
+MAX_BUNDLE_BYTES = 1_000_000
+RPC_TIMEOUT_S = 10.0
+ANCHOR_OF = keccak(text="anchorOf(bytes32)")[:4]
+ROOT_ANCHORED = "0x" + keccak(text="RootAnchored(bytes32,uint64,address,uint32,uint64)").hex()
+CHECKS = ("hash", "proof", "chain", "contract", "root", "event")
+
+
+class BundleError(ValueError):
+    """The bundle cannot be read: too large, not JSON, or not a graphsvc.proof/v2 bundle."""
+
+
+class RpcError(RuntimeError):
+    """The RPC could not answer (unreachable, timed out, or an error reply)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    key: str
+    ok: bool | None  # None: not run, because a check it depends on failed
+    text: str
+
+
+@dataclass(frozen=True)
+class Report:
+    bundle: ProofBundle
+    checks: list[Check]
+    pinned: bool
+
+    @property
+    def verified(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+def load_bundle(data: bytes) -> ProofBundle:
+    """Parse and validate a bundle.
+
+    Raises:
+        BundleError: with one line saying what is wrong.
+    """
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise BundleError(f"{len(data):,} bytes: a proof bundle is at most {MAX_BUNDLE_BYTES:,} bytes")
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise BundleError("not UTF-8 text") from e
+    except json.JSONDecodeError as e:
+        raise BundleError(f"not JSON ({e.msg} at line {e.lineno}, column {e.colno})") from e
+    except RecursionError as e:
+        raise BundleError("not a proof bundle (nested too deeply)") from e
+    if not isinstance(parsed, dict):
+        raise BundleError("not a proof bundle (expected a JSON object)")
+    schema = parsed.get("schema")
+    if schema != "graphsvc.proof/v2":
+        named = f"schema is {schema!r}" if isinstance(schema, str) and len(schema) <= 64 else "no schema"
+        raise BundleError(f"{named}; this verifier reads 'graphsvc.proof/v2' bundles")
+    try:
+        return ProofBundle.model_validate(parsed)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "bundle"
+        raise BundleError(f"{where}: {first['msg']}") from e
+
+
+class Rpc:
+    """JSON-RPC over HTTP with the standard library."""
+
+    def __init__(self, url: str, timeout: float = RPC_TIMEOUT_S):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise RpcError(f"the RPC URL must be http(s)://host[:port][/path], not {url!r}")
+        self.url, self.timeout = url, timeout
+        self.shown = public_url(url)
+
+    def __call__(self, method: str, *params: Any) -> Any:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
+        request = urllib.request.Request(self.url, body, {"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                reply = json.loads(response.read(MAX_BUNDLE_BYTES))
+        except urllib.error.HTTPError as e:
+            raise RpcError(f"the RPC at {self.shown} answered HTTP {e.code}") from e
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise RpcError(f"cannot reach the RPC at {self.shown}: {reason}") from e
+        except ValueError as e:
+            raise RpcError(f"the RPC at {self.shown} did not answer JSON-RPC") from e
+        if not isinstance(reply, dict) or "error" in reply or "result" not in reply:
+            error = reply.get("error") if isinstance(reply, dict) else None
+            message = error.get("message") if isinstance(error, dict) else "no result"
+            raise RpcError(f"the RPC at {self.shown} refused {method}: {message}")
+        return reply["result"]
+
+
+def verify_bundle(bundle: ProofBundle, rpc: Callable[..., Any], contract: str | None = None) -> Report:
+    """Run every check; `contract` pins the address the caller trusts (else the bundle's is used)."""
+    checks = [_hash_check(bundle), _proof_check(bundle)]
+    try:
+        _chain_checks(bundle, rpc, (contract or bundle.anchor.contract).lower(), contract is not None, checks)
+    except RpcError as e:  # the check that was asking fails with the reason; the rest are not run
+        checks.append(Check(CHECKS[len(checks)], False, str(e)))
+    checks += [Check(key, None, "not checked") for key in CHECKS[len(checks) :]]
+    return Report(bundle, checks, pinned=contract is not None)
+
+
+def _hash_check(bundle: ProofBundle) -> Check:
+    if bundle.envelope is None:
+        assert bundle.forgotten is not None
+        return Check(
+            "hash",
+            False,
+            f"the memory was forgotten at {bundle.forgotten.forgottenAt}: its content is gone, so its "
+            "hash cannot be recomputed (its id, hash and proof remain)",
+        )
+    if bundle.envelope.get("id") != bundle.id:
+        return Check(
+            "hash", False, f"the envelope is of memory {bundle.envelope.get('id')!r}, not {bundle.id!r}"
+        )
+    try:
+        recomputed = envelope_hash(bundle.envelope)
+    except ValueError as e:
+        return Check("hash", False, str(e))
+    if recomputed != bundle.hash:
+        return Check("hash", False, f"the envelope hashes to {recomputed}, not {bundle.hash}: it was changed")
+    return Check("hash", True, f"hash recomputed from the envelope (RFC 8785, keccak256): {bundle.hash}")
+
+
+def _proof_check(bundle: ProofBundle) -> Check:
+    leaf = memory_leaf(bundle.id, bytes.fromhex(bundle.hash[2:]))
+    steps = f"{len(bundle.proof)} step{'' if len(bundle.proof) == 1 else 's'}"
+    if verify(bytes.fromhex(bundle.root[2:]), leaf, [bytes.fromhex(p[2:]) for p in bundle.proof]):
+        return Check("proof", True, f"Merkle proof folds leaf 0x{leaf.hex()} to the root ({steps})")
+    return Check("proof", False, f"the Merkle proof ({steps}) does not fold leaf 0x{leaf.hex()} to the root")
+
+
+def _chain_checks(
+    bundle: ProofBundle, rpc: Callable[..., Any], address: str, pinned: bool, checks: list[Check]
+) -> None:
+    """Append the on-chain checks in order, stopping at the first that fails."""
+    anchor = bundle.anchor
+    served = int(rpc("eth_chainId"), 16)
+    if served != anchor.chainId:
+        message = f"the RPC serves chain {served}; the bundle was anchored on chain {anchor.chainId}"
+        checks.append(Check("chain", False, message))
+        return
+    checks.append(Check("chain", True, f"the RPC serves chain {served}, as the bundle says"))
+    if pinned and address != anchor.contract.lower():
+        message = f"the bundle names contract {anchor.contract}; you pinned {address}"
+        checks.append(Check("contract", False, message))
+        return
+    if rpc("eth_getCode", address, "latest") in ("0x", "0x0", None):
+        checks.append(Check("contract", False, f"no contract code at {address} on chain {served}"))
+        return
+    source = "pinned by you" if pinned else "taken from the bundle"
+    checks.append(Check("contract", True, f"contract {address} has code ({source})"))
+    checks.append(_root_check(bundle, rpc, address))
+    if checks[-1].ok:
+        checks.append(_event_check(bundle, rpc, address))
+
+
+def _anchor_of(rpc: Callable[..., Any], address: str, root: str, block: str) -> tuple[int, int, int, int]:
+    data = "0x" + (ANCHOR_OF + encode(["bytes32"], [bytes.fromhex(root[2:])])).hex()
+    result = rpc("eth_call", {"to": address, "data": data}, block)
+    try:
+        return decode(["uint64", "uint64", "uint32", "uint64"], bytes.fromhex(result[2:]))
+    except Exception as e:  # eth_abi raises several types for short or malformed data
+        raise RpcError(f"the contract at {address} does not answer anchorOf") from e
+
+
+def _root_check(bundle: ProofBundle, rpc: Callable[..., Any], address: str) -> Check:
+    anchor = bundle.anchor
+    anchored_at, block, leaves, seq = _anchor_of(rpc, address, bundle.root, "finalized")
+    if anchored_at == 0:
+        latest = _anchor_of(rpc, address, bundle.root, "latest")[0]
+        why = "anchored but not final yet: try again in a few seconds" if latest else "not anchored"
+        return Check("root", False, f"the root is {why} in contract {address} at the finalized block")
+    said = (anchor.blockNumber, anchor.leafCount, anchor.batchSeq, anchor.anchoredAt)
+    if (block, leaves, seq, anchored_at * 1000) != said:
+        return Check(
+            "root",
+            False,
+            f"on chain the root is batch {seq} of {leaves} leaves in block {block}; the bundle says batch "
+            f"{anchor.batchSeq} of {anchor.leafCount} leaves in block {anchor.blockNumber}",
+        )
+    return Check(
+        "root", True, f"root anchored at the finalized block: batch {seq}, {leaves} leaves, block {block}"
+    )
+
+
+def _event_check(bundle: ProofBundle, rpc: Callable[..., Any], address: str) -> Check:
+    tx = bundle.anchor.txHash
+    receipt = rpc("eth_getTransactionReceipt", tx)
+    if not receipt:
+        return Check("event", False, f"transaction {tx} is not on this chain")
+    if (
+        int(receipt.get("status", "0x0"), 16) != 1
+        or int(receipt["blockNumber"], 16) != bundle.anchor.blockNumber
+    ):
+        return Check(
+            "event", False, f"transaction {tx} failed or is not in block {bundle.anchor.blockNumber}"
+        )
+    for log in receipt.get("logs") or []:
+        topics = [t.lower() for t in log.get("topics") or []]
+        if log.get("address", "").lower() == address and topics[:2] == [ROOT_ANCHORED, bundle.root]:
+            return Check("event", True, f"transaction {tx} emitted RootAnchored for this root")
+    return Check("event", False, f"transaction {tx} emitted no RootAnchored for this root from {address}")
+
+
+def render(report: Report) -> str:
+    """The checklist, ✓ / ✗ / · (not checked), with the verdict first."""
+    anchor = report.bundle.anchor
+    if report.verified:
+        head = (
+            f"✓ Verified: memory {report.bundle.id} is unchanged since it was anchored "
+            f"(chain {anchor.chainId}, block {anchor.blockNumber})."
+        )
+    else:
+        failed = next(c for c in report.checks if c.ok is False)
+        head = f"✗ Not verified: {failed.text}."
+    marks = {True: "✓", False: "✗", None: "·"}
+    lines = [head, *(f"  {marks[c.ok]} {c.key:<8} {c.text}" for c in report.checks)]
+    if not report.pinned:
+        lines.append("  note: the contract address comes from the bundle only (--contract pins it)")
+    if anchor.explorerUrl:
+        lines.append(f"  tx: {anchor.explorerUrl}")
+    return "\n".join(lines)

@@ -1,0 +1,119 @@
+"""A graph's recall depends on its own memories only: other graphs on the server, and memories
+remembered and forgotten elsewhere, move neither its ranking nor its scores."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsvc.domain.models import IdInput, RecallInput, RememberInput
+from graphsvc.services.memory import MemoryService
+from graphsvc.services.term_stats import analyze, stored_length
+from graphsvc.store.graph import GraphStore
+
+# Six conversation turns; "river" is in one, "holiday" in two, so the graph itself finds "river" rarer.
+MINE = [
+    "We walked along the river after lunch",
+    "The bank holiday is on Monday",
+    "I booked the train tickets yesterday",
+    "My sister loves painting landscapes",
+    "Another holiday plan: camping in June",
+    "The museum opens at nine",
+]
+QUERIES = ["river holiday", "holiday train tickets", "painting the river bank", "museum camping"]
+
+
+async def _recalled(memory: MemoryService, graph: str) -> list[list[tuple[str, float]]]:
+    results = []
+    for query in QUERIES:
+        recalled = await memory.recall(RecallInput(query=query, hops=0, limit=10, graph=graph))
+        results.append([(m.id, m.score) for m in recalled.memories])
+    return results
+
+
+async def _stats(store: GraphStore, graph: str) -> tuple[dict, dict]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (s:GraphStats {name: $graph}) "
+        "RETURN properties(s) AS totals, "
+        "COLLECT { MATCH (t:GraphTerm {graphName: $graph}) RETURN [t.term, t.text, t.window, t.tags] } AS terms",
+        graph=graph,
+        database_=store._database,
+    )
+    [row] = records
+    return row["totals"], {term: counts for term, *counts in row["terms"]}
+
+
+def test_words_are_analyzed_as_lucenes_english_analyzer_indexes_them() -> None:
+    assert analyze("Caroline's puppies were running, and don't") == [
+        "carolin",
+        "puppi",
+        "were",
+        "run",
+        "don't",
+    ]
+    assert analyze("CS:GO at 3.5 km, 1,000 us") == ["cs:go", "3.5", "km", "1,000", "us"]
+    assert analyze("incredibly technology") == ["incred", "technolog"]  # Lucene's Porter departures
+
+
+def test_lengths_are_rounded_as_lucene_stores_them() -> None:
+    assert [stored_length(n) for n in (0, 23, 24, 31, 100, 1000)] == [0, 23, 24, 31, 96, 984]
+
+
+@pytest.mark.neo4j
+async def test_a_graphs_ranking_and_scores_do_not_move_when_other_graphs_share_its_words(
+    memory: MemoryService, graph: str
+) -> None:
+    for text in MINE:
+        await memory.remember(RememberInput(text=text, graph=graph))
+    before = await _recalled(memory, graph)
+    assert [m for m, _ in before[0][:2]] != [] and len(before[0]) >= 2
+
+    # Another graph where "river" is everywhere and "holiday" nowhere, and a third whose memories
+    # (sharing every word of ours) are remembered and forgotten.
+    await memory.remember_many(
+        [RememberInput(text=f"river bank river walk number {n}", graph=graph + "-other") for n in range(120)]
+    )
+    gone = await memory.remember_many(
+        [RememberInput(text=f"{text} ({n})", graph=graph + "-gone") for n in range(20) for text in MINE]
+    )
+    for receipt in gone:
+        await memory.forget(IdInput(id=receipt.id or "", graph=graph + "-gone"))
+
+    assert await _recalled(memory, graph) == before
+
+
+@pytest.mark.neo4j
+async def test_term_statistics_follow_remember_bulk_and_forget_and_count_again_the_same(
+    memory: MemoryService, store: GraphStore, graph: str
+) -> None:
+    first = await memory.remember(RememberInput(text="Ann's puppy runs", tags=["Pets"], graph=graph))
+    await memory.remember_many(
+        [RememberInput(text=f"note {n}: the puppy sleeps", graph=graph) for n in range(7)]
+        + [RememberInput(text="Ann's puppy runs", tags=["Pets"], graph=graph)]  # a duplicate
+    )
+    middle = await memory.remember(RememberInput(text="rain all day", graph=graph))
+    await memory.remember(RememberInput(text="the end", graph=graph))
+    await memory.forget(IdInput(id=middle.id, graph=graph))
+    await memory.forget(IdInput(id=first.id, graph=graph))
+    kept = await _stats(store, graph)
+
+    await memory.count_terms_again(graph)
+    assert await _stats(store, graph) == kept
+    totals, terms = kept
+    assert (totals["textDocs"], totals["tagsDocs"], totals["textLength"]) == (8, 0, 7 * 4 + 1)
+    assert terms["puppi"] == [7, 8, 0] and "rain" not in terms and "pet" not in terms
+
+
+@pytest.mark.neo4j
+async def test_upgrade_counts_the_statistics_of_a_graph_an_older_version_stored(
+    memory: MemoryService, store: GraphStore, graph: str
+) -> None:
+    await memory.remember(RememberInput(text="comet sighting tonight", graph=graph))
+    kept = await _stats(store, graph)
+    await store._driver.execute_query(
+        "MATCH (s:GraphStats {name: $graph}) DETACH DELETE s WITH 1 AS done "
+        "MATCH (t:GraphTerm {graphName: $graph}) DELETE t",
+        graph=graph,
+        database_=store._database,
+    )
+    assert graph in await memory.upgrade()
+    assert await _stats(store, graph) == kept
