@@ -221,6 +221,21 @@ async def test_rest_and_mcp_report_the_same_error_without_library_or_model_names
         assert not words & MODEL_NAMES and "pydantic" not in rest.detail.lower() and "://" not in rest.detail
 
 
+async def test_mcp_takes_lists_and_objects_a_client_sends_as_json_text(server_url: str, graph: str) -> None:
+    entities = [POOL, USDC]
+    async with connect("mcp-streamable-http", server_url) as call:
+        stored = await call(
+            "remember", {"text": "pool A quotes USDC", "entities": json.dumps(entities), "graph": graph}
+        )
+        linked = await call("link", {"from": json.dumps(POOL), "type": "QUOTES", "to": USDC, "graph": graph})
+        recalled = await call(
+            "recall", {"query": json.dumps(["pool"]), "graph": graph}
+        )  # a string field stays
+    assert [e["id"] for e in stored.data["entities"]] == ["Pool:A", "Token:USDC"]
+    assert linked.data["from"]["id"] == "Pool:A"
+    assert [m["id"] for m in recalled.data["memories"]] == [stored.data["id"]]  # words of the text
+
+
 async def test_without_a_token_the_caller_is_refused_before_the_body_is_read(secured_url: str) -> None:
     async with httpx.AsyncClient(base_url=secured_url, timeout=30) as http:
         for body in [b'{"query": "swap", "hops": 99}', *UNREADABLE_BODIES]:

@@ -8,6 +8,7 @@ GraphsvcError becomes a tool error reading `<code>: <message>` (`invalid_input: 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -81,6 +82,34 @@ def _validated(adapter: TypeAdapter[Any], value: Any, field: str = "") -> Any:
         raise invalid_input([{**err, "loc": (*prefix, *err["loc"])} for err in e.errors()]) from None
 
 
+def _types(schema: dict[str, Any]) -> set[str]:
+    if "$ref" in schema:
+        return {"object"}
+    if "anyOf" in schema:
+        return set().union(*(_types(option) for option in schema["anyOf"]))
+    return {schema["type"]} if "type" in schema else {"string"}  # untyped: anything, strings too
+
+
+def _structured_fields(input_model: type[BaseModel]) -> set[str]:
+    """The arguments that take lists or objects, never a string."""
+    properties = input_model.model_json_schema(by_alias=True)["properties"]
+    return {name for name, schema in properties.items() if "string" not in _types(schema)}
+
+
+def _unquoted(arguments: dict[str, Any], structured: set[str]) -> dict[str, Any]:
+    """Lists and objects some clients send as JSON text, parsed (as the SDK's own tools do)."""
+    parsed = dict(arguments)
+    for key, value in arguments.items():
+        if key in structured and isinstance(value, str):
+            try:
+                decoded = json.loads(value)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(decoded, list | dict):
+                parsed[key] = decoded
+    return parsed
+
+
 # Model APIs refuse a tool schema combining alternatives at its top (recall's "a query or an
 # entity"): that rule stays in the description and in validation, published only in OpenAPI.
 _TOP_LEVEL_COMBINATORS = ("anyOf", "oneOf", "allOf")
@@ -109,14 +138,16 @@ def _tool(
     annotations: ToolAnnotations,
 ) -> Tool:
     """A tool publishing `input_model`'s schema; a call authenticates, validates, then scopes the graph."""
-    contract = TypeAdapter(input_model)
+    contract, structured = TypeAdapter(input_model), _structured_fields(input_model)
 
     async def run(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
         headers = ctx.headers or {}
         try:
             principal = await access.authenticate(headers.get("authorization"))
             header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
-            request = access.scoped(principal, header_graph, _validated(contract, arguments), need)
+            request = access.scoped(
+                principal, header_graph, _validated(contract, _unquoted(arguments, structured)), need
+            )
             result = await call(request)
         except GraphsvcError as e:
             raise ToolError(f"{e.code}: {e.message}") from e
