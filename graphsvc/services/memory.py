@@ -566,8 +566,8 @@ def _local_refs(entities: list[EntityIn], refs: list[str]) -> dict[str, str]:
 def _one_entity(ref: str, ids: list[str]) -> str:
     if not ids:
         raise NotFound(f"relation endpoint {ref!r} is neither in entities nor in the graph")
-    if len(ids) > 1:
-        raise InvalidInput(f"{ref!r} names {len(ids)} entities ({', '.join(sorted(ids))}); use Label:name")
+    if len(ids) > 1:  # well-formed, but the name is ambiguous among the entities it could mean
+        raise Conflict(f"{ref!r} names {len(ids)} entities ({', '.join(sorted(ids))}); use Label:name")
     return ids[0]
 
 
