@@ -6,7 +6,9 @@ server error, a status the operation documents, in the documented shape, and a r
 the schema must not be refused as invalid (401, 403, 404 and 409 stay possible: a token bound to
 another graph, a memory that does not exist). A valid graph name in a request is pointed at the
 token's graph, so that requests reach the services rather than stop at 403 (tests/test_access.py
-covers that refusal); invalid names are sent as generated.
+covers that refusal); invalid names are sent as generated. The one rule JSON Schema cannot state,
+`validFrom` before `validTo` (in the field's description; tests/test_temporal.py covers its refusal),
+is kept by dropping a generated `validTo` that would break it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import secrets
 from collections import Counter
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import httpx
 import pytest
@@ -24,7 +27,7 @@ from schemathesis import Case, HookContext
 from schemathesis.engine import Status, from_schema
 from schemathesis.engine.events import EngineEvent, NonFatalError, ScenarioFinished
 
-from graphsvc.domain.models import Graph
+from graphsvc.domain.models import Graph, Instant
 from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.store.graph import GraphStore
 
@@ -34,6 +37,7 @@ SEED = 20261203
 FUZZ_EXAMPLES = 20
 MIN_CASES = 1000
 GRAPH: TypeAdapter[str] = TypeAdapter(Graph)
+INSTANT: TypeAdapter[datetime] = TypeAdapter(Instant)
 CHECKS = [
     "not_a_server_error",
     "status_code_conformance",
@@ -76,6 +80,13 @@ def _is_graph(value: object) -> bool:
     return isinstance(value, str)
 
 
+def _reversed(start: object, end: object) -> bool:
+    try:
+        return INSTANT.validate_python(start) >= INSTANT.validate_python(end)
+    except ValidationError:
+        return False
+
+
 def _into(graph: str) -> Callable[[HookContext, Case], Case]:
     """A map_case hook: valid graph names in the body, query and X-Graph-Id become `graph`."""
 
@@ -83,6 +94,9 @@ def _into(graph: str) -> Callable[[HookContext, Case], Case]:
         for values, key in ((case.body, "graph"), (case.query, "graph"), (case.headers, "x-graph-id")):
             if isinstance(values, MutableMapping) and _is_graph(values.get(key)):
                 values[key] = graph
+        body = case.body
+        if isinstance(body, MutableMapping) and _reversed(body.get("validFrom"), body.get("validTo")):
+            del body["validTo"]
         return case
 
     return point

@@ -266,7 +266,9 @@ class RememberInput(_In):
         description="Ids of memories of this graph that this one replaces (they stop being valid when it starts)",
     )
     validFrom: Instant | None = Field(default=None, description="When the fact starts to hold (default: now)")
-    validTo: Instant | None = Field(default=None, description="When the fact stops holding (default: never)")
+    validTo: Instant | None = Field(
+        default=None, description="When the fact stops holding (default: never); after validFrom"
+    )
     graph: Graph = DEFAULT_GRAPH
 
     @model_validator(mode="after")
