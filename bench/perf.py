@@ -88,7 +88,7 @@ async def random_vectors(store: Any, dimensions: int, seed: int) -> int:
 
     rng = np.random.default_rng(seed)
     stored = 0
-    while claimed := await store.run("embed/claim", limit=5000, lease_ms=600_000, token="bench"):
+    while claimed := await store.run("embed/claim", limit=1000, lease_ms=600_000, token="bench"):
         vectors = rng.standard_normal((len(claimed), dimensions)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         rows = [
