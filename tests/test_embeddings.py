@@ -8,6 +8,8 @@ and /health says so; the embeddings are off by default."""
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -262,3 +264,16 @@ async def test_a_corrupt_model_leaves_recall_to_keywords_writes_no_embedding_and
         assert records[0]["n"] == 0
     finally:
         await services.close()
+
+
+@pytest.mark.neo4j
+async def test_the_worker_encodes_at_the_lowest_cpu_priority_and_queries_at_normal_priority(
+    semantic_memory: MemoryService, embeddings: EmbeddingService, graph: str
+) -> None:
+    await _remember(semantic_memory, graph, ["encoded in the background"])
+    await _drain(embeddings)
+    background = embeddings._background
+    assert background is not None
+    niceness = lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())  # noqa: E731
+    assert await asyncio.get_running_loop().run_in_executor(background, niceness) == 19
+    assert await asyncio.to_thread(niceness) == os.getpriority(os.PRIO_PROCESS, 0)

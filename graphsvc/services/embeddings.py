@@ -12,6 +12,10 @@ keyword hits) and a similarity for each candidate: the larger of its own cosine 
 window neighbours' (a turn is found through the turns around it, as the keyword window does), divided
 by the best candidate's. README (*Recall*) gives the formula; bench/README.md the figures.
 
+The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
+few cores its batches yield to requests (remember's latency rose by half with the worker at normal
+priority on two cores; bench/README.md); a recall's query is encoded at normal priority.
+
 Status: "off" (not enabled), "ok", or "unavailable" (enabled, but the model could not be loaded:
 logged at start-up; recall uses keywords alone and nothing is embedded).
 """
@@ -19,9 +23,13 @@ logged at start-up; recall uses keywords alone and nothing is embedded).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import secrets
+import threading
 from collections.abc import Awaitable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -59,6 +67,7 @@ class EmbeddingService:
         self._store = store
         self._encoder = encoder
         self.status: Status = status
+        self._background: ThreadPoolExecutor | None = None
 
     @property
     def on(self) -> bool:
@@ -95,7 +104,12 @@ class EmbeddingService:
         if not claimed:
             return 0
         assert self._encoder is not None
-        vectors = await asyncio.to_thread(self._encoder.encode, [row["text"] for row in claimed])
+        if self._background is None:
+            self._background = ThreadPoolExecutor(1, "graphsvc-embed", initializer=_lowest_priority)
+        texts = [row["text"] for row in claimed]
+        vectors = await asyncio.get_running_loop().run_in_executor(
+            self._background, self._encoder.encode, texts
+        )
         rows = [
             {"graph": r["graph"], "id": r["id"], "vector": v} for r, v in zip(claimed, vectors, strict=True)
         ]
@@ -128,6 +142,12 @@ class EmbeddingService:
         if len(rows) < limit:
             rows = await self._store.run("embed/nearest_exact", graph=graph, vector=vector, limit=limit)
         return rows
+
+
+def _lowest_priority() -> None:
+    """The calling thread yields the CPU to every other (Linux sets a nice value per thread)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def _normalised(rows: list[dict[str, Any]]) -> dict[str, float]:
