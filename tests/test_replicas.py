@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from graphsvc.app import Services
 from graphsvc.config import AuthSettings, Settings
 from graphsvc.domain.models import RecallInput, RememberInput
-from graphsvc.store.graph import GraphStore
+from graphsvc.store.graph import GraphStore, create_driver
 from tests.conftest import ChainTarget, _serve
 from tests.transports import ToolFailure, connect
 
@@ -213,3 +213,23 @@ async def test_statements_of_mode_read_are_read_only_so_a_cluster_may_route_them
                 kinds[name] = (statement.mode, (await result.consume()).query_type)
     assert {name: kind for name, (mode, kind) in kinds.items() if mode == "read" and kind != "r"} == {}
     assert {name: kind for name, (mode, kind) in kinds.items() if mode == "write" and kind == "r"} == {}
+
+
+async def test_a_read_after_a_write_transaction_carries_its_bookmark(settings: Settings, graph: str) -> None:
+    """On a cluster a read may be served by a member that has not applied the last write yet; the
+    driver makes it wait when the read carries the write's bookmark. `run` reads share one bookmark
+    manager with `run` writes; transactions of several statements must feed it too."""
+    neo = routed(settings).neo4j
+    store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
+    try:
+        bookmarks = store._driver.execute_query_bookmark_manager
+        before = await bookmarks.get_bookmarks()
+
+        async def work(tx: Any) -> None:
+            await tx.run("memory/lock_graph", graph=graph)
+
+        await store.write_transaction(work)
+        after = await bookmarks.get_bookmarks()
+        assert after and after != before
+    finally:
+        await store.close()
