@@ -14,7 +14,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources import files
 from typing import Any, TypeVar
 
 import aiohttp
@@ -37,7 +37,7 @@ from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured, public_ur
 T = TypeVar("T")
 # web3's DEBUG and INFO lines print the whole RPC URL, where providers put API keys: never emit them.
 logging.getLogger("web3").setLevel(logging.WARNING)
-ARTIFACT = Path(__file__).resolve().parents[2] / "contracts" / "GraphsvcAnchor.json"
+ARTIFACT = files("graphsvc.contracts") / "GraphsvcAnchor.json"  # package data: contracts/
 GAS_MARGIN = 1.10  # Monad charges the gas limit, not gas used
 RPC_ATTEMPTS = 4
 TIMEOUT_S = 10
@@ -46,7 +46,7 @@ HANDLED = (w3err.ContractLogicError, w3err.BadFunctionCallOutput, w3err.Transact
 
 
 def load_artifact() -> dict[str, Any]:
-    return json.loads(ARTIFACT.read_text())
+    return json.loads(ARTIFACT.read_text(encoding="utf-8"))
 
 
 def _transient(error: BaseException) -> bool:

@@ -462,6 +462,9 @@ def _envelope_fields(memory: Row) -> dict[str, Any]:
         "tags": memory["tags"] or [],
         "entities": memory["entities"] or [],
         "created_at": memory["createdAt"],
+        "supersedes": memory["supersedes"] or [],
+        "valid_from": memory["validFrom"],
+        "valid_to": memory["validTo"],
     }
 
 
