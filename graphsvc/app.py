@@ -193,7 +193,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
-    streamable = mcp.streamable_http_app(transport_security=security)
+    # Stateless: no Mcp-Session-Id kept in this process's memory, so behind a load balancer any replica
+    # serves any request of a client (the tools never call back into the client, which is all that
+    # sessions would add). SSE stays stateful by its nature: the proxy keeps a client on one replica.
+    streamable = mcp.streamable_http_app(transport_security=security, stateless_http=True)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
