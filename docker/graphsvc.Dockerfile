@@ -6,7 +6,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY graphsvc/ graphsvc/
 COPY cypher/ cypher/
-COPY contracts/GraphsvcAnchor.json contracts/
+COPY contracts/__init__.py contracts/GraphsvcAnchor.json contracts/
 RUN python3 -m venv /venv && /venv/bin/pip install --no-cache-dir -q -e .
 ENV GRAPHSVC_HTTP_HOST=0.0.0.0 GRAPHSVC_HTTP_PORT=8080
 EXPOSE 8080

@@ -14,9 +14,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
+from importlib.metadata import version
+from typing import Literal
 
-from fastapi import FastAPI
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import FastAPI, Response
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from graphsvc.browser import PREFIX, browser_app
@@ -26,7 +29,7 @@ from graphsvc.domain.models import GraphInput
 from graphsvc.encoder.minilm import MiniLM
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
-from graphsvc.rest import routes
+from graphsvc.rest import edge, routes
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.embeddings import EmbeddingService
@@ -35,6 +38,7 @@ from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 
 STARTUP_WAIT_S = 60
+VERSION = version("graphsvc")
 RECONCILE_RETRY_S = 2.0
 HEALTH_TIMEOUT_S = 3.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -208,13 +212,34 @@ class Services:
             await self.chain.close()
 
 
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    neo4j: bool = Field(description="Neo4j answers")
+    chain: bool | None = Field(description="The chain RPC answers (null: no chain is configured)")
+    embeddings: Literal["off", "ok", "unavailable"] = Field(
+        description="off; ok; unavailable: enabled but the model could not load (recall uses keywords alone)"
+    )
+    down: list[str] = Field(description="The dependencies that do not answer")
+
+
+HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"description": "Neo4j answers (a chain outage only delays anchoring: degraded, still 200)"},
+    503: {"model": Health, "description": "Neo4j does not answer: nothing can be served"},
+}
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     services = Services.build(settings)
-    mcp = create_mcp_server(services.memory, services.anchoring, services.locus, services.access)
+    mcp = create_mcp_server(
+        services.memory, services.anchoring, services.locus, services.access, version=VERSION
+    )
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
-    streamable = mcp.streamable_http_app(transport_security=security)
+    # Stateless: no Mcp-Session-Id kept in this process's memory, so behind a load balancer any replica
+    # serves any request of a client (the tools never call back into the client, which is all that
+    # sessions would add). SSE stays stateful by its nature: the proxy keeps a client on one replica.
+    streamable = mcp.streamable_http_app(transport_security=security, stateless_http=True)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -239,7 +264,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="graphsvc",
         summary="Memory for AI agents on Neo4j: remember, recall, link, explore, forget.",
-        version="0.1.0",
+        version=VERSION,
         lifespan=lifespan,
     )
     app.state.memory = services.memory
@@ -247,15 +272,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.access = services.access
     app.state.locus = services.locus
     routes.install(app)
+    edge.install(app)
 
-    @app.get("/health", tags=["health"], operation_id="health")
-    async def health() -> JSONResponse:
+    @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)
+    async def health(response: Response) -> Health:
         """Each dependency: `neo4j` and `chain` (null when no chain is configured), `embeddings` ("off",
         "ok", or "unavailable": enabled but the model could not load, so recall uses keywords alone), and
         the list of those `down`. 503 when Neo4j is down (nothing can be served); a chain outage only
         delays anchoring."""
-        state = await services.health()
-        return JSONResponse(state, status_code=503 if not state["neo4j"] else 200)
+        state = Health.model_validate(await services.health())
+        response.status_code = 200 if state.neo4j else 503
+        return state
 
     # Built from contracts/verifier/ (node contracts/verifier/build.mjs); it needs nothing from graphsvc.
     verify_page = resources.files("graphsvc").joinpath("web/verify.html").read_text(encoding="utf-8")
@@ -266,4 +293,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.mount(PREFIX, browser_app())
     app.router.routes.extend([*sse.routes, *streamable.routes])
+    # Outermost last: CatchAll answers what escapes Authenticate and the routes.
+    app.add_middleware(edge.Authenticate, access=services.access)
+    app.add_middleware(edge.CatchAll)
     return app

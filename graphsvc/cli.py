@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from pydantic import ValidationError
 
 from graphsvc import verifier
 from graphsvc.app import Services, create_app
@@ -26,7 +27,7 @@ from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain import render
 from graphsvc.domain.models import GraphInput, IdInput, RememberReceipt
-from graphsvc.errors import GraphsvcError
+from graphsvc.errors import GraphsvcError, invalid_input
 from graphsvc.services.access import READ, WRITE
 from graphsvc.services.bulk import remember_items
 
@@ -448,6 +449,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except ValidationError as e:  # an argument the contract refuses (a memory id that is not mem_...)
+        print(f"graphsvc: {invalid_input(e.errors())}", file=sys.stderr)
+        return 1
     except (local_neo4j.DevstackError, local_chain.ChainError, GraphsvcError) as e:
         print(f"graphsvc: {e}", file=sys.stderr)
         return 1

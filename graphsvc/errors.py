@@ -11,7 +11,9 @@
         └── ChainUnavailable    chain_unavailable 503 (the chain RPC cannot be reached)
 
 Messages are written for the caller: they never echo a query or its parameters, nor a secret (an
-RPC URL's path or credentials often hold an API key: `public_url` keeps only scheme, host and port).
+RPC URL's path or credentials often hold an API key: `public_url` keeps only scheme, host and port),
+nor name a library, a model or a URL. `fields` names the input fields at fault (dotted paths, e.g.
+`entities.0.label`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ class GraphsvcError(Exception):
     code = "error"
     status = 500
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, fields: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.message = message
+        self.fields = list(fields)
 
 
 class InvalidInput(GraphsvcError):
@@ -69,12 +72,38 @@ class ChainUnavailable(Unavailable):
     code = "chain_unavailable"
 
 
+# Validation messages that would name an internal model or the validation library.
+_GENERIC = {
+    "model_type": "Input should be an object",
+    "model_attributes_type": "Input should be an object",
+    "dataclass_type": "Input should be an object",
+    "is_instance_of": "Input has the wrong type",
+}
+_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def _field(error: Mapping[str, Any], skip: int) -> str:
+    return ".".join(str(part) for part in error["loc"][skip:])
+
+
+def _reason(error: Mapping[str, Any]) -> str:
+    message = _GENERIC.get(error["type"], str(error["msg"]))
+    for prefix in _PREFIXES:
+        message = message.removeprefix(prefix)
+    return message
+
+
 def validation_reasons(errors: Sequence[Mapping[str, Any]], *, skip: int = 0) -> str:
-    """The first five validation errors as `path: message`, never the rejected values (they are the
-    caller's data). `skip` drops leading path parts (REST's "body")."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc'][skip:]) or 'input'}: {e['msg']}" for e in errors[:5]
-    )
+    """The first five validation errors as `field: reason`, never the rejected values (they are the
+    caller's data). `skip` drops leading path parts (REST's "body", "path", "query", "header")."""
+    return "; ".join(f"{_field(e, skip) or 'input'}: {_reason(e)}" for e in errors[:5])
+
+
+def invalid_input(errors: Sequence[Mapping[str, Any]], *, skip: int = 0) -> InvalidInput:
+    """The InvalidInput for a list of validation errors (pydantic's `errors()` shape), the same at
+    every edge: message `field: reason; ...`, fields the sorted distinct paths."""
+    fields = sorted({_field(e, skip) for e in errors} - {""})
+    return InvalidInput(validation_reasons(errors, skip=skip), fields)
 
 
 def public_url(url: str) -> str:

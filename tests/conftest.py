@@ -24,6 +24,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -184,10 +185,8 @@ async def count_nodes(store: GraphStore, graph: str) -> int:
     return records[0]["n"]
 
 
-def _serve(settings: Settings, port: int | None = None) -> Iterator[str]:
-    """graphsvc served by uvicorn (on a free port unless given), in a thread with its own event loop."""
-    port = port or free_port()
-    app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
+def serve(app: Any, port: int) -> Iterator[str]:
+    """`app` served by uvicorn on `port`, in a thread with its own event loop."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
@@ -199,6 +198,18 @@ def _serve(settings: Settings, port: int | None = None) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=30)
+
+
+def app_on_free_port(settings: Settings, port: int | None = None) -> tuple[Any, int]:
+    port = port or free_port()
+    return create_app(
+        settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})})
+    ), port
+
+
+def _serve(settings: Settings, port: int | None = None) -> Iterator[str]:
+    """graphsvc served by uvicorn (on a free port unless given)."""
+    yield from serve(*app_on_free_port(settings, port))
 
 
 @pytest.fixture(scope="session")

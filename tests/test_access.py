@@ -76,13 +76,17 @@ def _bearer(token: str) -> dict[str, str]:
     return {"authorization": f"Bearer {token}"}
 
 
+BAD_TOKENS = [
+    # (name, headers from tenants): presented, but not a valid token
+    ("malformed token", lambda t: {"authorization": "Bearer not-a-token"}),
+    ("not bearer", lambda t: {"authorization": f"Basic {t['rw']}"}),
+    ("expired token", lambda t: _bearer(t["expired"])),
+    ("revoked token", lambda t: _bearer(t["revoked"])),
+]
 REFUSALS = [
     # (name, headers from tenants, extra args from tenants, expected code)
     ("missing token", lambda t: {}, lambda t: {}, "unauthorized"),
-    ("malformed token", lambda t: {"authorization": "Bearer not-a-token"}, lambda t: {}, "unauthorized"),
-    ("not bearer", lambda t: {"authorization": f"Basic {t['rw']}"}, lambda t: {}, "unauthorized"),
-    ("expired token", lambda t: _bearer(t["expired"]), lambda t: {}, "unauthorized"),
-    ("revoked token", lambda t: _bearer(t["revoked"]), lambda t: {}, "unauthorized"),
+    *[(name, headers, lambda t: {}, "unauthorized") for name, headers in BAD_TOKENS],
     (
         "X-Graph-Id of another graph",
         lambda t: _bearer(t["rw"]) | {"x-graph-id": t["theirs"]},
@@ -104,6 +108,8 @@ async def test_every_tool_refuses_what_the_token_does_not_allow_and_changes_noth
 ) -> None:
     before = await _snapshot(store, tenants["mine"], tenants["theirs"])
     for case, headers, extra, code in REFUSALS:
+        if transport != "rest" and (case, headers) in BAD_TOKENS:
+            continue  # refused over HTTP before any tool call (below)
         async with connect(transport, secured_url, headers(tenants)) as call:
             for tool, (_, args) in TOOLS.items():
                 with pytest.raises(ToolFailure) as refused:
@@ -140,6 +146,24 @@ async def test_a_token_works_in_its_own_graph_without_naming_it(
         found = await call("recall", {"query": "written token"})
         assert found.data["memories"][0]["id"] == stored.data["id"]
         await call("forget", {"id": stored.data["id"]})
+
+
+async def test_a_presented_token_that_is_not_valid_gets_401_with_a_bearer_challenge(
+    secured_url: str, tenants: dict[str, Any]
+) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    async with httpx.AsyncClient(base_url=secured_url, timeout=30) as http:
+        for case, header in BAD_TOKENS:
+            headers = header(tenants)
+            for response in (
+                await http.post("/mcp", json=initialize, headers=headers),
+                await http.get("/sse", headers=headers),
+                await http.post("/messages/?session_id=0", json=initialize, headers=headers),
+                await http.post("/v1/recall", json={"query": "secret"}, headers=headers),
+            ):
+                assert response.status_code == 401, (case, response.request.url)
+                assert response.headers["www-authenticate"].startswith("Bearer"), case
+                assert response.json()["error"]["code"] == "unauthorized"
 
 
 async def test_tools_are_listed_without_a_token(secured_url: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
 import pytest
@@ -9,6 +10,7 @@ from pydantic import ValidationError
 
 from graphsvc.domain import render
 from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_hash
+from graphsvc.domain.locus import StoreEventInput
 from graphsvc.domain.models import (
     Edge,
     EntityOut,
@@ -30,6 +32,7 @@ from graphsvc.services.memory import hop_of
 
 POOL = EntityOut(id="Pool:MON/USDC-A", label="Pool", name="MON/USDC-A")
 USDC = EntityOut(id="Token:USDC", label="Token", name="USDC")
+POOL_IN, USDC_IN = {"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "USDC"}
 
 
 def test_remember_result_has_the_seed_shape() -> None:
@@ -227,3 +230,47 @@ def test_timestamps_are_utc_with_milliseconds() -> None:
 
     moment = datetime(2026, 1, 2, 4, 4, 5, 678900, tzinfo=timezone(timedelta(hours=1)))
     assert format_timestamp(moment) == "2026-01-02T03:04:05.678Z"
+
+
+@pytest.mark.parametrize(
+    ("model", "data"),
+    [
+        (LinkInput, {"from": POOL_IN, "type": "R", "to": USDC_IN, "props": {"n": float("nan")}}),
+        (LinkInput, {"from": POOL_IN, "type": "R", "to": USDC_IN, "props": {"n": [1.5, float("inf")]}}),
+        (LinkInput, {"from": POOL_IN, "type": "R", "to": USDC_IN, "props": {"n": -(2**63) - 1}}),
+        (StoreEventInput, {"event_kind": "fact", "payload": {"deep": float("-inf")}}),
+        (StoreEventInput, {"event_kind": "fact", "payload": {"a": "\ud800"}}),
+        (StoreEventInput, {"event_kind": "fact", "payload": json.loads("[" * 70 + "]" * 70)}),
+        (RememberInput, {"text": "lone \udfff surrogate"}),
+    ],
+)
+def test_what_cannot_be_stored_is_refused_by_the_contract(model: type, data: dict) -> None:
+    with pytest.raises(ValidationError):
+        model.model_validate(data)
+
+
+def test_link_props_keep_numbers_of_a_list_as_one_type() -> None:
+    link = LinkInput.model_validate(
+        {"from": POOL_IN, "type": "R", "to": USDC_IN, "props": {"fees": [1, 2.5], "n": 2**63 - 1}}
+    )
+    assert link.props == {"fees": [1.0, 2.5], "n": 2**63 - 1}
+    assert [type(f) for f in link.props["fees"]] == [float, float]
+
+
+@pytest.mark.parametrize(
+    ("payload", "text"),
+    [
+        ({"data": {"topic": "hooks", "value": "clean up"}}, "hooks: clean up"),
+        ({"data": {"topic": "n", "value": ["bell\x07"]}}, "n: ['bell\\x07']"),
+        ({"note": "del\x7f"}, '{"note":"del\\u007f"}'),
+        ({"note": "x" * 5000}, None),
+        ("", "fact on skill:x"),
+        ("\ufeff", "fact on skill:x"),
+    ],
+)
+def test_every_valid_event_makes_a_valid_memory_text(payload: object, text: str | None) -> None:
+    event = StoreEventInput.model_validate(
+        {"event_kind": "fact", "payload": payload, "context_id": "skill:x"}
+    )
+    made = RememberInput(text=event.text())
+    assert made.text == text if text is not None else len(made.text) == 4000

@@ -215,7 +215,7 @@ BAD_CALLS = [
     ("explore", {"start": "mem_0000000000000000"}),
     ("forget", {"id": "mem_0000000000000000"}),
 ]
-EXPECTED_CODE = {14: "not_found", 22: "not_found", 23: "not_found", 6: "not_found"}
+EXPECTED_CODE = {14: "not_found", 22: "not_found", 23: "not_found", 6: "not_found", 7: "conflict"}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

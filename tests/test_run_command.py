@@ -167,3 +167,17 @@ def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:
             local_neo4j.start(
                 tmp_path / "neo4j", bolt_port=port, http_port=free_port(), password="long-enough"
             )
+
+
+def test_the_local_chain_starts_again_at_once_on_the_port_it_just_left(tmp_path: Path) -> None:
+    from graphsvc.devstack import chain as local_chain
+
+    port = free_port()
+    node = local_chain.start(tmp_path, port=port)
+    local_chain._rpc(node.rpc_url, "eth_chainId")  # anvil closes this connection: TIME_WAIT on its port
+    local_chain.stop(tmp_path)
+    again = local_chain.start(tmp_path, port=port)
+    try:
+        assert local_chain._rpc(again.rpc_url, "eth_chainId") == hex(local_chain.DEV_CHAIN_ID)
+    finally:
+        local_chain.stop(tmp_path)

@@ -16,9 +16,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 class ToolFailure(Exception):
-    def __init__(self, code: str, detail: str):
+    def __init__(self, code: str, detail: str, fields: list[str] | None = None):
         super().__init__(f"{code}: {detail}")
         self.code = code
+        self.detail = detail  # the message after the code
+        self.fields = fields  # over REST
         self.status: int | None = None  # the HTTP status, over REST
 
 
@@ -32,7 +34,7 @@ class Caller(Protocol):
     async def __call__(self, tool: str, args: dict[str, Any]) -> Reply: ...
 
 
-_CODE = re.compile(r"^Error executing tool \w+: (\w+): ")
+_CODE = re.compile(r"^Error executing tool \w+: (\w+): (.*)$", re.S)
 
 
 def _mcp_caller(client: Client) -> Caller:
@@ -41,9 +43,7 @@ def _mcp_caller(client: Client) -> Caller:
         text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
         if result.is_error:
             match = _CODE.match(text)
-            # Arguments the SDK rejects against the tool's schema come back as a validation error.
-            code = match.group(1) if match else ("invalid_input" if "validation error" in text else "error")
-            raise ToolFailure(code, text)
+            raise ToolFailure(match.group(1), match.group(2)) if match else ToolFailure("error", text)
         assert result.structured_content is not None
         return Reply(result.structured_content, text)
 
@@ -76,7 +76,8 @@ def _rest_caller(http: httpx.AsyncClient) -> Caller:
         body = response.json()
         if response.status_code >= 400:
             assert 400 <= response.status_code < 500, body
-            failure = ToolFailure(body["error"]["code"], body["error"]["message"])
+            error = body["error"]
+            failure = ToolFailure(error["code"], error["message"], error["fields"])
             failure.status = response.status_code
             raise failure
         return Reply(body, None)

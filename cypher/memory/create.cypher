@@ -2,7 +2,8 @@
 // params: graph, memories
 // Creates a batch of memories in one statement. Each item: `memory` (properties), `entities`
 // (id, label, name, edgeId), `relations` (from, type, to, edgeId) and `links` (type, to, edgeId:
-// typed edges to mentioned entities, e.g. an event's REINFORCES). Entities come first and relations
+// typed edges to mentioned entities, e.g. an event's REINFORCES) and `supersedes` (to, edgeId: the
+// memories of the graph this one replaces). Entities come first and relations
 // last, so an item may relate entities that another item of the batch introduces. A new memory is
 // :Pending until a batch seals it (see anchor/seal).
 CALL () {
@@ -22,6 +23,12 @@ CALL () {
     MATCH (e:Entity {graph: $graph, id: ent.id})
     USING INDEX e:Entity(graph, id)
     CREATE (m)-[:MENTIONS {id: ent.edgeId}]->(e)
+  }
+  CALL (m, item) {
+    UNWIND item.supersedes AS old
+    MATCH (p:Memory {graph: $graph, id: old.to})
+    USING INDEX p:Memory(graph, id)
+    CREATE (m)-[:SUPERSEDES {id: old.edgeId}]->(p)
   }
   CALL (m, item) {
     UNWIND item.links AS link

@@ -14,13 +14,14 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from importlib.resources import files
+from typing import Any, TypeVar, cast
 
 import aiohttp
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-from eth_utils import keccak
+from eth_typing import HexStr
+from eth_utils.crypto import keccak
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -31,13 +32,14 @@ from tenacity import (
 from web3 import AsyncHTTPProvider, AsyncWeb3
 from web3 import exceptions as w3err
 from web3.logs import DISCARD
+from web3.types import TxParams
 
 from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured, public_url
 
 T = TypeVar("T")
 # web3's DEBUG and INFO lines print the whole RPC URL, where providers put API keys: never emit them.
 logging.getLogger("web3").setLevel(logging.WARNING)
-ARTIFACT = Path(__file__).resolve().parents[2] / "contracts" / "GraphsvcAnchor.json"
+ARTIFACT = files("graphsvc.contracts") / "GraphsvcAnchor.json"  # package data: contracts/
 GAS_MARGIN = 1.10  # Monad charges the gas limit, not gas used
 RPC_ATTEMPTS = 4
 TIMEOUT_S = 10
@@ -46,7 +48,7 @@ HANDLED = (w3err.ContractLogicError, w3err.BadFunctionCallOutput, w3err.Transact
 
 
 def load_artifact() -> dict[str, Any]:
-    return json.loads(ARTIFACT.read_text())
+    return json.loads(ARTIFACT.read_text(encoding="utf-8"))
 
 
 def _transient(error: BaseException) -> bool:
@@ -59,9 +61,10 @@ def _transient(error: BaseException) -> bool:
 
 def _rpc_reason(error: Exception) -> str:
     """What the node said (its JSON-RPC error message), or the error's type: never a URL."""
-    response = getattr(error, "rpc_response", None)
-    if isinstance(response, dict) and isinstance(response.get("error"), dict):
-        return str(response["error"].get("message", ""))[:200] or type(error).__name__
+    response: object = getattr(error, "rpc_response", None)
+    detail = cast(dict[str, object], response).get("error") if isinstance(response, dict) else None
+    if isinstance(detail, dict):
+        return str(cast(dict[str, object], detail).get("message", ""))[:200] or type(error).__name__
     return type(error).__name__
 
 
@@ -188,7 +191,7 @@ class AnchorContract:
         )
         await self.broadcast(signed.raw)
         receipt = await self._rpc(
-            lambda: self.w3.eth.wait_for_transaction_receipt(signed.tx_hash, timeout=60)
+            lambda: self.w3.eth.wait_for_transaction_receipt(HexStr(signed.tx_hash), timeout=60)
         )
         return str(receipt["contractAddress"])
 
@@ -198,7 +201,9 @@ class AnchorContract:
             nonce = await self.pending_nonce()
         fee_keys = ("gas", "gasPrice", "maxFeePerGas", "maxPriorityFeePerGas")
         tx = {k: v for k, v in tx.items() if k not in fee_keys}
-        estimate = await self._rpc(lambda: self.w3.eth.estimate_gas({**tx, "from": account.address}))
+        estimate = await self._rpc(
+            lambda: self.w3.eth.estimate_gas(cast(TxParams, {**tx, "from": account.address}))
+        )
         priority = await self._rpc(lambda: self.w3.eth.max_priority_fee)
         block = await self._rpc(lambda: self.w3.eth.get_block("latest"))
         base_fee = int(block.get("baseFeePerGas") or 0)
@@ -241,7 +246,7 @@ class AnchorContract:
 
         async def send() -> None:
             try:
-                await self.w3.eth.send_raw_transaction(raw)
+                await self.w3.eth.send_raw_transaction(HexStr(raw))
             except w3err.Web3RPCError as e:
                 message = f"{_rpc_reason(e)} {e}".lower()
                 if not any(s in message for s in ("already known", "nonce too low", "already imported")):

@@ -13,11 +13,14 @@ import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from graphsvc.devstack.process import port_free, spawn, terminate
 
-CONTRACTS = Path(__file__).resolve().parents[2] / "contracts"
+# The package graphsvc.contracts on disk: contracts/ in a checkout (where scripts/bootstrap installs
+# the toolchain); in an installed wheel, npm installs it next to the package's package.json.
+CONTRACTS = Path(str(files("graphsvc.contracts")))
 ANVIL = CONTRACTS / "node_modules" / ".bin" / "anvil"
 READY_TIMEOUT_S = 30.0
 # anvil's well-known development account #0 (public; never holds real funds)

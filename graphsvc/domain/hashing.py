@@ -9,11 +9,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from typing import Any, cast
 
 import rfc8785
-from eth_utils import keccak
+from eth_utils.crypto import keccak
 
 ENVELOPE_SCHEMA = "graphsvc.memory/v1"
+# v1 plus `supersedes` (sorted ids), `validFrom` and `validTo` (instants or null): the envelope of a
+# memory remembered with any of them, so the chain of updates is anchored too. Others stay v1.
+TEMPORAL_SCHEMA = "graphsvc.memory/v2"
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -23,9 +27,18 @@ def format_timestamp(moment: datetime) -> str:
 
 
 def memory_envelope(
-    *, id: str, graph: str, text: str, tags: Iterable[str], entities: Iterable[str], created_at: str
+    *,
+    id: str,
+    graph: str,
+    text: str,
+    tags: Iterable[str],
+    entities: Iterable[str],
+    created_at: str,
+    supersedes: Iterable[str] = (),
+    valid_from: str | None = None,
+    valid_to: str | None = None,
 ) -> dict[str, object]:
-    return {
+    envelope: dict[str, object] = {
         "schema": ENVELOPE_SCHEMA,
         "id": id,
         "graph": graph,
@@ -34,6 +47,15 @@ def memory_envelope(
         "entities": sorted(set(entities)),
         "createdAt": created_at,
     }
+    predecessors = sorted(set(supersedes))
+    if predecessors or valid_from or valid_to:
+        envelope |= {
+            "schema": TEMPORAL_SCHEMA,
+            "supersedes": predecessors,
+            "validFrom": valid_from,
+            "validTo": valid_to,
+        }
+    return envelope
 
 
 def envelope_hash(envelope: Mapping[str, object]) -> str:
@@ -43,7 +65,7 @@ def envelope_hash(envelope: Mapping[str, object]) -> str:
         ValueError: the envelope holds a value RFC 8785 cannot canonicalise (e.g. a huge integer).
     """
     try:
-        return "0x" + keccak(rfc8785.dumps(envelope)).hex()
+        return "0x" + keccak(rfc8785.dumps(cast(Any, envelope))).hex()
     except (rfc8785.CanonicalizationError, RecursionError) as e:
         raise ValueError(f"the envelope cannot be canonicalised: {e}") from e
 
@@ -54,14 +76,23 @@ def memory_hash(**fields: object) -> str:
 
 
 def content_key(
-    *, graph: str, text: str, tags: Iterable[str], entities: Iterable[str], relations: Iterable[Iterable[str]]
+    *,
+    graph: str,
+    text: str,
+    tags: Iterable[str],
+    entities: Iterable[str],
+    relations: Iterable[Iterable[str]],
+    temporal: Mapping[str, object] | None = None,
 ) -> str:
-    """sha256 of what a memory says (not when or under which id): bulk remember's idempotency key."""
-    content = {
+    """sha256 of what a memory says (not when or under which id): remember's idempotency key.
+    `temporal` (supersedes, validFrom, validTo) counts only when given, so older keys stay as they were."""
+    content: dict[str, object] = {
         "graph": graph,
         "text": text,
         "tags": sorted(set(tags)),
         "entities": sorted(set(entities)),
         "relations": [list(r) for r in sorted({tuple(r) for r in relations})],
     }
-    return hashlib.sha256(rfc8785.dumps(content)).hexdigest()
+    if temporal:
+        content["temporal"] = dict(temporal)
+    return hashlib.sha256(rfc8785.dumps(cast(Any, content))).hexdigest()

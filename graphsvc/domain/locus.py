@@ -8,12 +8,25 @@ edges from the memory to those contexts.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Annotated, Any, Literal
+import unicodedata
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import AfterValidator, AliasChoices, Field
+from pydantic import AfterValidator, AliasChoices, Field, WithJsonSchema
 
-from graphsvc.domain.models import DEFAULT_GRAPH, Graph, _In, _Out
+from graphsvc.domain.models import (
+    CONTROL,
+    CONTROL_CHARS,
+    DEFAULT_GRAPH,
+    NOT_BLANK,
+    SPACES,
+    ContractInput,
+    ContractOutput,
+    Graph,
+    Query,
+    has_words,
+)
 
 EventKind = Literal["fact", "action", "decision", "observation", "feedback"]
 Source = Literal["agent", "user", "system", "validator", "executor"]
@@ -23,25 +36,77 @@ LINK_TYPES = {
     "contradicts": "CONTRADICTS",
     "related_to": "RELATED_TO",
 }
-_CONTEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}:\S.{0,199}$")
+# A context is a Context entity named `type:name`, so the whole id is an entity name (<= 200).
+CONTEXT = rf"^[A-Za-z0-9][A-Za-z0-9_.-]{{0,63}}:[^{SPACES}\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+_CONTEXT = re.compile(CONTEXT)
+CONTEXT_MAX = 200
+# Each context becomes a tag of the event's memory (32 at most): 4 lists of 7 and context_id make 29.
+LINKS_MAX = 7
 
 
 def _check_context(value: str) -> str:
-    if not _CONTEXT.match(value):
-        raise ValueError("a context id is type:name (e.g. skill:react_hooks)")
+    value = unicodedata.normalize("NFC", value)
+    if not _CONTEXT.fullmatch(value) or len(value) > CONTEXT_MAX:
+        raise ValueError("a context id is type:name (e.g. skill:react_hooks), at most 200 characters")
     return value
 
 
-ContextId = Annotated[str, AfterValidator(_check_context)]
-ContextIds = Annotated[list[ContextId], Field(max_length=50)]
+ContextId = Annotated[
+    str,
+    Field(min_length=3, max_length=CONTEXT_MAX, json_schema_extra={"pattern": CONTEXT}),
+    AfterValidator(_check_context),
+]
+ContextIds = Annotated[list[ContextId], Field(max_length=LINKS_MAX)]
+TEXT_MAX = 4000
+# The caller's own text in a payload (a string payload, or the recommended topic and value) is
+# memory text: no control characters. A string payload may be empty (the event then has none).
+NO_CONTROL = rf"^[^{CONTROL_CHARS}]*$"
+PAYLOAD_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "maxLength": TEXT_MAX, "pattern": NO_CONTROL},
+        {
+            "type": "object",
+            "properties": {
+                "data": {"properties": {"topic": {"pattern": NO_CONTROL}, "value": {"pattern": NO_CONTROL}}}
+            },
+        },
+        {"type": "null"},
+    ]
+}
 
 
-class StoreEventInput(_In):
+def _topic_value(payload: Any) -> tuple[Any, Any] | None:
+    data: Any = cast(dict[str, Any], payload).get("data") if isinstance(payload, dict) else None
+    if isinstance(data, dict) and {"topic", "value"} <= data.keys():
+        fields = cast(dict[str, Any], data)
+        return fields["topic"], fields["value"]
+    return None
+
+
+def _check_payload(payload: Any) -> Any:
+    if payload is not None and not isinstance(payload, dict | str):
+        raise ValueError("a payload is a JSON object or a string")
+    if isinstance(payload, str) and len(payload) > TEXT_MAX:
+        raise ValueError(f"a string payload has at most {TEXT_MAX} characters")
+    texts: list[Any] = [payload] if isinstance(payload, str) else list(_topic_value(payload) or ())
+    if any(isinstance(text, str) and CONTROL.search(text) for text in texts):
+        raise ValueError("the payload's text (a string, or data.topic and data.value) has control characters")
+    return cast(Any, payload)
+
+
+def _printable(text: str) -> str:
+    """`text` NFC-normalised with control characters written as \\uXXXX escapes, cut to TEXT_MAX."""
+    text = CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", unicodedata.normalize("NFC", text))
+    return text if len(text) <= TEXT_MAX else text[: TEXT_MAX - 1] + "…"
+
+
+class StoreEventInput(ContractInput):
     event_kind: EventKind = Field(validation_alias=AliasChoices("event_kind", "event_type", "eventType"))
-    payload: dict[str, Any] | str | None = Field(
+    payload: Annotated[Any, AfterValidator(_check_payload), WithJsonSchema(PAYLOAD_SCHEMA)] = Field(
         default=None,
         validation_alias=AliasChoices("payload", "content"),
-        description='Recommended shape: {"data": {"topic": "...", "value": "..."}}; any JSON is kept',
+        description='Recommended shape: {"data": {"topic": "...", "value": "..."}}; any JSON object or '
+        "string is kept",
     )
     context_id: ContextId | None = Field(
         default=None, validation_alias=AliasChoices("context_id", "event_id")
@@ -56,8 +121,26 @@ class StoreEventInput(_In):
     )
     graph: Graph = DEFAULT_GRAPH
 
+    def text(self) -> str:
+        """The event's memory text: `topic: value` for the recommended payload, else the payload (its
+        JSON for an object), else `<kind> on <context>`; at most 4,000 characters and control
+        characters escaped (JSON's may hold them), so that every valid event makes a valid memory."""
+        payload, topic_value = self.payload, _topic_value(self.payload)
+        if topic_value is not None:
+            text = f"{topic_value[0]}: {topic_value[1]}"
+        elif isinstance(payload, str):
+            text = payload
+        elif payload:
+            text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        else:
+            text = ""
+        text = _printable(text)
+        if has_words(text):
+            return text
+        return f"{self.event_kind} on {self.context_id}" if self.context_id else self.event_kind
 
-class StoreEventResult(_Out):
+
+class StoreEventResult(ContractOutput):
     event_id: str
     hash: str
     event_kind: str
@@ -66,8 +149,8 @@ class StoreEventResult(_Out):
     links: list[dict[str, str]]
 
 
-class RetrieveInput(_In):
-    query: Annotated[str, Field(min_length=1, max_length=4000)]
+class RetrieveInput(ContractInput):
+    query: Query
     limit: int = Field(default=10, ge=1, le=50)
     context_ids: ContextIds | None = None
     context_types: dict[str, list[str]] | None = Field(
@@ -77,7 +160,7 @@ class RetrieveInput(_In):
     graph: Graph = DEFAULT_GRAPH
 
 
-class RetrievedMemory(_Out):
+class RetrievedMemory(ContractOutput):
     text: str
     score: float
     event_kind: str | None
@@ -87,45 +170,57 @@ class RetrievedMemory(_Out):
     context_ids: list[str] | None = None
 
 
-class RetrieveResult(_Out):
+class RetrieveResult(ContractOutput):
     memories: list[RetrievedMemory]
     total: int
 
 
-class ListContextsInput(_In):
-    context_type: str | None = None
-    context_name: str | None = None
+class ListContextsInput(ContractInput):
+    context_type: Annotated[str, Field(max_length=64)] | None = None
+    context_name: Annotated[str, Field(max_length=CONTEXT_MAX)] | None = None
     limit: int = Field(default=100, ge=1, le=1000)
-    page: int = Field(default=0, ge=0)
+    page: int = Field(default=0, ge=0, le=1_000_000)
     graph: Graph = DEFAULT_GRAPH
 
 
-class ContextInfo(_Out):
+class ContextInfo(ContractOutput):
     context_id: str
     context_type: str
     context_name: str
     events: int
 
 
-class ListContextsResult(_Out):
+class ListContextsResult(ContractOutput):
     contexts: list[ContextInfo]
     total: int
     page: int
     limit: int
 
 
-class InsightsInput(_In):
-    task: Annotated[str, Field(min_length=1, max_length=4000)]
-    locus_query: Annotated[str, Field(max_length=4000)] | None = Field(
-        default=None, validation_alias=AliasChoices("locus_query", "context_query")
-    )
+def _empty_or_words(value: str) -> str:
+    if value and not has_words(value):
+        raise ValueError("must not be blank (leave it empty to search by the task)")
+    return value
+
+
+class InsightsInput(ContractInput):
+    task: Query
+    # An empty locus_query means the task; otherwise it needs a word.
+    locus_query: (
+        Annotated[
+            str,
+            Field(max_length=4000, json_schema_extra={"pattern": f"^$|{NOT_BLANK}"}),
+            AfterValidator(_empty_or_words),
+        ]
+        | None
+    ) = Field(default=None, validation_alias=AliasChoices("locus_query", "context_query"))
     limit: int = Field(default=10, ge=1, le=50)
     context_ids: ContextIds | None = None
     context_types: dict[str, list[str]] | None = None
     graph: Graph = DEFAULT_GRAPH
 
 
-class Knowledge(_Out):
+class Knowledge(ContractOutput):
     id: str
     text: str
     event_kind: str | None
@@ -133,12 +228,12 @@ class Knowledge(_Out):
     score: float
 
 
-class Contradiction(_Out):
+class Contradiction(ContractOutput):
     id: str
     text: str
 
 
-class ContextInsight(_Out):
+class ContextInsight(ContractOutput):
     context_id: str
     knowledge: list[Knowledge]
     reinforced: int = Field(description="REINFORCES edges into this context")
@@ -146,7 +241,7 @@ class ContextInsight(_Out):
     most_recent: Knowledge | None
 
 
-class InsightsResult(_Out):
+class InsightsResult(ContractOutput):
     task: str
     insights: list[ContextInsight]
     ungrouped: list[Knowledge]

@@ -6,20 +6,53 @@ to exactly the seed's JSON shapes.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
-from typing import Annotated, Any, Literal
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SkipValidation,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.config import JsonDict
 
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
 RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState", "ApiToken"})
-RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH"})
-_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-_REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
-_PROP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH", "SUPERSEDES"})
+INT64 = (-(2**63), 2**63 - 1)  # what a Neo4j property holds
+MAX_JSON_DEPTH = 64
+# Each pattern is checked here and published in the JSON schemas (MCP tools/list, OpenAPI), so a
+# client that keeps to the schema is never refused.
+CONTROL_CHARS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
+# Whitespace to Python (str.isspace) and to JSON Schema's regexes alike, spelled out: `\s` differs.
+SPACES = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+CLEAN_TEXT = rf"^[^{CONTROL_CHARS}]*[^{SPACES}{CONTROL_CHARS}][^{CONTROL_CHARS}]*$"
+NOT_BLANK = rf"[^{SPACES}]"
+LABEL = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+REL_TYPE = r"^[A-Z][A-Z0-9_]{0,63}$"
+PROP_KEY = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+MEMORY_ID = r"^mem_[A-Za-z0-9]{1,64}$"
+_LABEL = re.compile(LABEL)
+_REL_TYPE = re.compile(REL_TYPE)
+_PROP_KEY = re.compile(PROP_KEY)
+CONTROL = re.compile(f"[{CONTROL_CHARS}]")
+_WORDY = re.compile(NOT_BLANK)
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _nfc(value: str) -> str:
@@ -28,15 +61,26 @@ def _nfc(value: str) -> str:
 
 def _clean_text(value: str) -> str:
     value = _nfc(value)
-    if not value.strip():
+    if not has_words(value):
         raise ValueError("must not be blank")
-    if _CONTROL.search(value):
+    if CONTROL.search(value):
         raise ValueError("must not contain control characters")
     return value
 
 
+def has_words(value: str) -> bool:
+    """Whether `value` holds more than whitespace (as NOT_BLANK, the published pattern, says)."""
+    return _WORDY.search(value) is not None
+
+
+def _not_blank(value: str) -> str:
+    if not has_words(value):
+        raise ValueError("must not be blank")
+    return value
+
+
 def check_label(value: str) -> str:
-    if not _LABEL.match(value):
+    if not _LABEL.fullmatch(value):
         raise ValueError("a label is a letter then up to 63 letters, digits or '_' (e.g. Person, Token)")
     if value in RESERVED_LABELS:
         raise ValueError(f"label {value!r} is reserved")
@@ -44,7 +88,7 @@ def check_label(value: str) -> str:
 
 
 def check_rel_type(value: str, *, allow_reserved: bool = False) -> str:
-    if not _REL_TYPE.match(value):
+    if not _REL_TYPE.fullmatch(value):
         raise ValueError("a relation type is UPPER_SNAKE_CASE (e.g. TRADES_ON)")
     if value in RESERVED_TYPES and not allow_reserved:
         raise ValueError(f"relation type {value!r} is reserved")
@@ -55,39 +99,152 @@ def _check_edge_type(value: str) -> str:
     return check_rel_type(value, allow_reserved=True)
 
 
-def _check_props(props: dict[str, Any]) -> dict[str, Any]:
-    scalar = (str, bool, int, float)
-    for key, value in props.items():
-        if not _PROP_KEY.match(key) or key in {"id", "graph"}:
-            raise ValueError(f"property name {key!r} is not allowed")
-        items = value if isinstance(value, list) else [value]
-        if not all(isinstance(v, scalar) for v in items) or len({type(v) for v in items}) > 1:
-            raise ValueError(f"property {key!r} must be a string, number, boolean or a list of one of those")
-    return props
+def json_problem(value: Any, depth: int = 0) -> str | None:
+    """Why `value` (parsed JSON) cannot be stored, or None: a number that is not finite (NaN, 1e999),
+    a string that is not valid Unicode (a lone surrogate), or nesting deeper than MAX_JSON_DEPTH."""
+    if depth > MAX_JSON_DEPTH:
+        return f"nested deeper than {MAX_JSON_DEPTH} levels"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "numbers must be finite (no NaN or Infinity)"
+    if isinstance(value, str):
+        return None if value.isascii() or _encodes(value) else "text must be valid Unicode"
+    if isinstance(value, dict):
+        mapping = cast(dict[Any, Any], value)
+        value = [*mapping.keys(), *mapping.values()]
+    if isinstance(value, list | tuple):
+        items = cast(Sequence[Any], value)
+        return next((p for item in items if (p := json_problem(item, depth + 1))), None)
+    return None
 
+
+def _encodes(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    return "number" if _number(value) else type(value).__name__
+
+
+def _prop_value(key: str, value: Any) -> Any:
+    """A property value as Neo4j stores it: a scalar or a list of one kind, integers within int64
+    (a list of numbers holding a float holds floats only)."""
+    items: list[Any] = cast(list[Any], value) if isinstance(value, list) else [value]
+    if not all(isinstance(v, str | bool | int | float) for v in items) or len({_kind(v) for v in items}) > 1:
+        raise ValueError(f"property {key!r} must be a string, number, boolean or a list of one of those")
+    if any(_number(v) and isinstance(v, int) and not INT64[0] <= v <= INT64[1] for v in items):
+        raise ValueError(f"property {key!r}: integers must lie within the 64-bit range")
+    if isinstance(value, list) and any(isinstance(v, float) for v in items):
+        return [float(v) for v in items]
+    return cast(Any, value)
+
+
+def _check_props(props: dict[str, Any]) -> dict[str, Any]:
+    for key in props:
+        if not _PROP_KEY.fullmatch(key) or key in {"id", "graph"}:
+            raise ValueError(f"property name {key!r} is not allowed")
+    return {key: _prop_value(key, value) for key, value in props.items()}
+
+
+def _schema_extra(pattern: str, reserved: frozenset[str] = frozenset()) -> dict[str, Any]:
+    extra: dict[str, Any] = {"pattern": pattern}
+    if reserved:
+        extra["not"] = {"enum": sorted(reserved)}
+    return extra
+
+
+# Published bounds are the doubles nearest 2**63 inside int64: validators that compare numbers as
+# doubles then never call an out-of-range integer valid.
+_PROP_INT = 2**63 - 1024
+_PROP_NUMBER = {
+    "anyOf": [
+        {"type": "integer", "minimum": -_PROP_INT, "maximum": _PROP_INT},
+        {"type": "number", "not": {"type": "integer"}},
+    ]
+}
+_PROPS_SCHEMA: dict[str, Any] = {
+    "propertyNames": {"pattern": PROP_KEY, "not": {"enum": ["graph", "id"]}},
+    "additionalProperties": {
+        "anyOf": [
+            {"type": "string"},
+            {"type": "boolean"},
+            _PROP_NUMBER,
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "array", "items": {"type": "boolean"}},
+            {"type": "array", "items": _PROP_NUMBER},
+        ]
+    },
+}
 
 Graph = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Tenant graph")]
-Text = Annotated[str, Field(min_length=1, max_length=4000), AfterValidator(_clean_text)]
-Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_clean_text)]
-Label = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(check_label)]
-RelType = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(check_rel_type)]
-EdgeType = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_check_edge_type)]
-Tag = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_clean_text)]
+Text = Annotated[
+    str,
+    Field(min_length=1, max_length=4000, json_schema_extra=_schema_extra(CLEAN_TEXT)),
+    AfterValidator(_clean_text),
+]
+Name = Annotated[
+    str,
+    Field(min_length=1, max_length=200, json_schema_extra=_schema_extra(CLEAN_TEXT)),
+    AfterValidator(_clean_text),
+]
+Label = Annotated[
+    str,
+    Field(min_length=1, max_length=64, json_schema_extra=_schema_extra(LABEL, RESERVED_LABELS)),
+    AfterValidator(check_label),
+]
+RelType = Annotated[
+    str,
+    Field(min_length=1, max_length=64, json_schema_extra=_schema_extra(REL_TYPE, RESERVED_TYPES)),
+    AfterValidator(check_rel_type),
+]
+EdgeType = Annotated[
+    str,
+    Field(min_length=1, max_length=64, json_schema_extra=_schema_extra(REL_TYPE)),
+    AfterValidator(_check_edge_type),
+]
+Tag = Annotated[
+    str,
+    Field(min_length=1, max_length=64, json_schema_extra=_schema_extra(CLEAN_TEXT)),
+    AfterValidator(_clean_text),
+]
+Query = Annotated[
+    str,
+    Field(min_length=1, max_length=4000, json_schema_extra=_schema_extra(NOT_BLANK)),
+    AfterValidator(_not_blank),
+]
 Id = Annotated[str, Field(min_length=1, max_length=300)]
+# An ISO 8601 instant; one without a timezone is taken as UTC. Stored as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+Instant = Annotated[datetime, AfterValidator(_utc)]
+MemoryId = Annotated[str, Field(pattern=MEMORY_ID, description="Id of the Memory node (mem_...)")]
 
 
-class _In(BaseModel):
+class ContractInput(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        problem = json_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
-class _Out(BaseModel):
+
+class ContractOutput(BaseModel):
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
 
-class EntityIn(_In):
+class EntityIn(ContractInput):
     label: Label = Field(description='Node label, e.g. "Person", "Token", "Pool"')
     name: Name = Field(description="Display name of the entity")
 
@@ -96,25 +253,41 @@ class EntityIn(_In):
         return f"{self.label}:{self.name}"
 
 
-class RelationIn(_In):
+class RelationIn(ContractInput):
     from_: Name = Field(alias="from", description="Source entity name (in entities or the graph), or its id")
     type: RelType = Field(description='Relation type, e.g. "AVOIDS", "TRADES_ON"')
     to: Name = Field(description="Target entity name (in entities or the graph), or its id")
 
 
-class RememberInput(_In):
+class RememberInput(ContractInput):
     text: Text = Field(description="The fact to remember (1-4000 characters)")
-    entities: list[EntityIn] = Field(default_factory=list, max_length=100)
-    relations: list[RelationIn] = Field(default_factory=list, max_length=100)
+    entities: list[EntityIn] = Field(default_factory=list[EntityIn], max_length=100)
+    relations: list[RelationIn] = Field(default_factory=list[RelationIn], max_length=100)
     tags: list[Tag] = Field(default_factory=list, max_length=32, description="Free-form tags")
+    supersedes: list[MemoryId] = Field(
+        default_factory=list,
+        max_length=32,
+        description="Ids of memories of this graph that this one replaces (they stop being valid when it starts)",
+    )
+    validFrom: Instant | None = Field(default=None, description="When the fact starts to hold (default: now)")
+    validTo: Instant | None = Field(
+        default=None, description="When the fact stops holding (default: never); after validFrom"
+    )
     graph: Graph = DEFAULT_GRAPH
+
+    @model_validator(mode="after")
+    def _interval(self) -> RememberInput:
+        if self.validFrom and self.validTo and self.validFrom >= self.validTo:
+            raise ValueError("validFrom must be before validTo")
+        return self
 
 
 BATCH_LIMIT = 1000
 
 
-class RememberBatchInput(_In):
-    items: list[Any] = Field(
+class RememberBatchInput(ContractInput):
+    # Published as remember inputs, checked one by one (services.bulk): a bad item is rejected alone.
+    items: list[SkipValidation[RememberInput]] = Field(
         min_length=1,
         max_length=BATCH_LIMIT,
         description="Remember inputs (text, entities, relations, tags); each is checked on its own",
@@ -122,78 +295,108 @@ class RememberBatchInput(_In):
     graph: Graph = DEFAULT_GRAPH
 
 
-class RecallInput(_In):
+class RecallInput(ContractInput):
+    # recall needs a query with a word in it, an entity, or both.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["query"], "properties": {"query": {"type": "string", "pattern": NOT_BLANK}}},
+                {"required": ["entity"], "properties": {"entity": {"type": "string"}}},
+            ]
+        }
+    )
+
     query: Annotated[str, Field(max_length=4000)] | None = Field(default=None, description="Keywords")
     entity: Name | None = Field(
-        default=None, description="Entity name (or Label:name id) to anchor the search"
+        default=None,
+        validate_default=True,
+        description="Entity name (or Label:name id) to anchor the search",
     )
     hops: int = Field(default=1, ge=0, le=3)
     limit: int = Field(default=10, ge=1, le=50)
+    asOf: Instant | None = Field(default=None, description="Return what was valid then (default: now)")
+    history: bool = Field(default=False, description="Also return superseded and expired memories")
     graph: Graph = DEFAULT_GRAPH
 
+    @field_validator("entity")
+    @classmethod
+    def _query_or_entity(cls, entity: str | None, info: ValidationInfo) -> str | None:
+        if entity is None and "query" in info.data and not has_words(info.data["query"] or ""):
+            raise ValueError("recall needs a query (with a word), an entity, or both")
+        return entity
 
-class LinkInput(_In):
+
+class LinkInput(ContractInput):
     from_: EntityIn = Field(alias="from")
     type: RelType = Field(description='UPPER_SNAKE_CASE, e.g. "TRADES_ON"')
     to: EntityIn
     props: Annotated[dict[str, Any], AfterValidator(_check_props)] = Field(
-        default_factory=dict, max_length=32
+        default_factory=dict,
+        max_length=32,
+        description="Strings, numbers (64-bit integer range), booleans, or lists of one of those",
+        json_schema_extra=cast(JsonDict, _PROPS_SCHEMA),
     )
     graph: Graph = DEFAULT_GRAPH
 
 
-class ExploreInput(_In):
-    start: Id | list[Id] = Field(description="Node id(s) to start from")
+def _one_or_many(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+StartIds = Annotated[
+    list[Id],
+    Field(min_length=1, max_length=100),
+    BeforeValidator(
+        _one_or_many, json_schema_input_type=Id | Annotated[list[Id], Field(min_length=1, max_length=100)]
+    ),
+]
+
+
+class ExploreInput(ContractInput):
+    start: StartIds = Field(description="Node id(s) to start from (1 to 100)")
     maxDepth: int = Field(default=2, ge=0, le=3)
     direction: Literal["out", "in", "both"] = "both"
     types: list[EdgeType] | None = Field(default=None, max_length=32, description="Edge types to follow")
     limit: int = Field(default=100, ge=1, le=300)
     graph: Graph = DEFAULT_GRAPH
 
-    @field_validator("start")
-    @classmethod
-    def _start_not_empty(cls, value: str | list[str]) -> str | list[str]:
-        if isinstance(value, list) and not 1 <= len(value) <= 100:
-            raise ValueError("start takes 1 to 100 ids")
-        return value
-
     @property
     def start_ids(self) -> list[str]:
-        return list(dict.fromkeys([self.start] if isinstance(self.start, str) else self.start))
+        return list(dict.fromkeys(self.start))
 
 
-class GraphInput(_In):
+class GraphInput(ContractInput):
     graph: Graph = DEFAULT_GRAPH
 
 
-class IdInput(_In):
-    id: Id = Field(description="Id of the Memory node")
+class IdInput(ContractInput):
+    id: MemoryId
     graph: Graph = DEFAULT_GRAPH
 
 
 # ---- outputs --------------------------------------------------------------------------------------
 
 
-class EntityOut(_Out):
+class EntityOut(ContractOutput):
     id: str
     label: str
     name: str
 
 
-class Edge(_Out):
+class Edge(ContractOutput):
     from_: str = Field(alias="from")
     type: str
     to: str
 
 
-class RememberResult(_Out):
+class RememberResult(ContractOutput):
     id: str
     hash: str
     entities: list[EntityOut]
     edges: list[Edge]
 
 
-class RememberReceipt(_Out):
+class RememberReceipt(ContractOutput):
     """One item of a bulk remember: created, a duplicate of a memory with the same content in the
     same graph (its id), or rejected with the reason (nothing of it was written)."""
 
@@ -216,7 +419,7 @@ class RememberReceipt(_Out):
         return self._failure
 
 
-class RememberBatchResult(_Out):
+class RememberBatchResult(ContractOutput):
     receipts: list[RememberReceipt]
     created: int
     duplicates: int
@@ -236,22 +439,28 @@ class RememberBatchResult(_Out):
         )
 
 
-class RecalledMemory(_Out):
+class RecalledMemory(ContractOutput):
     id: str
     text: str
     score: float
     distance: int
     anchorId: str | None
     tags: list[str]
+    # Only for memories that carry them: a plain memory keeps the seed's exact shape.
+    validFrom: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    validTo: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    supersededBy: list[str] = Field(
+        default_factory=list, exclude_if=lambda v: not v, description="Memories that replace this one"
+    )
 
 
-class RecallResult(_Out):
+class RecallResult(ContractOutput):
     memories: list[RecalledMemory]
     relations: list[str]
     contextTruncated: bool
     # The context graph behind `relations`, kept for the text rendering (not serialised).
     _nodes: list[str] = PrivateAttr(default_factory=list)
-    _edges: list[tuple[str, str, str]] = PrivateAttr(default_factory=list)
+    _edges: list[tuple[str, str, str]] = PrivateAttr(default_factory=list[tuple[str, str, str]])
 
     @classmethod
     def build(
@@ -270,7 +479,7 @@ class RecallResult(_Out):
         return self._nodes, self._edges
 
 
-class LinkResult(_Out):
+class LinkResult(ContractOutput):
     id: str
     from_: EntityOut = Field(alias="from")
     type: str
@@ -279,7 +488,7 @@ class LinkResult(_Out):
     created: bool
 
 
-class ExploreNode(_Out):
+class ExploreNode(ContractOutput):
     id: str
     label: str
     text: str
@@ -290,18 +499,18 @@ class ExploreEdge(Edge):
     id: str
 
 
-class ExploreResult(_Out):
+class ExploreResult(ContractOutput):
     nodes: list[ExploreNode]
     edges: list[ExploreEdge]
     truncated: bool
 
 
-class ForgetResult(_Out):
+class ForgetResult(ContractOutput):
     id: str
     deleted: bool
 
 
-class AnchorResult(_Out):
+class AnchorResult(ContractOutput):
     """anchor_now. `status` says which envelope this is: "anchored" (final on chain: verify_memory
     passes) and "not_final" (on chain, not final within the finality timeout; `reason` says so) set
     every field; "nothing_pending" and "not_configured" set only `reason`."""
@@ -316,7 +525,7 @@ class AnchorResult(_Out):
     reason: str | None = None
 
 
-class VerifyResult(_Out):
+class VerifyResult(ContractOutput):
     id: str
     verified: bool
     hashValid: bool
@@ -329,3 +538,12 @@ class VerifyResult(_Out):
     problem: str | None
     # Proof length, for the text rendering (not serialised).
     _steps: int = PrivateAttr(default=0)
+
+    def with_steps(self, steps: int) -> VerifyResult:
+        """Note the proof's length (for the text rendering)."""
+        self._steps = steps
+        return self
+
+    @property
+    def steps(self) -> int:
+        return self._steps

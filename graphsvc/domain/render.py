@@ -8,6 +8,7 @@ from graphsvc.domain.models import (
     ExploreResult,
     ForgetResult,
     LinkResult,
+    RecalledMemory,
     RecallResult,
     RememberResult,
     VerifyResult,
@@ -35,11 +36,23 @@ def _edges_line(edges: list[str]) -> str:
     return f"edges: {shown}" + (f" … +{more} more" if more > 0 else "")
 
 
+def _when(memory: RecalledMemory) -> str:
+    """Validity, when the memory has any: its interval, and what superseded it."""
+    notes: list[str] = []
+    if memory.validFrom or memory.validTo:
+        notes.append(f"valid {memory.validFrom or '…'} to {memory.validTo or '…'}")
+    if memory.supersededBy:
+        notes.append(f"superseded by {', '.join(memory.supersededBy)}")
+    return f"  [{'; '.join(notes)}]" if notes else ""
+
+
 def recall_text(result: RecallResult) -> str:
     count = len(result.memories)
     lines = [f"Recalled {count} memor{'y' if count == 1 else 'ies'}:" if count else "Recalled 0 memories."]
     for n, memory in enumerate(result.memories, 1):
-        lines.append(f"{n}. {clip(memory.text, 120)}  (score {memory.score:.2f}, hop {memory.distance})")
+        lines.append(
+            f"{n}. {clip(memory.text, 120)}  (score {memory.score:.2f}, hop {memory.distance}){_when(memory)}"
+        )
     nodes, edges = result.context
     entities = sum(not node.startswith("mem_") for node in nodes)
     lines += ["", "Context graph:", f"{len(nodes)} nodes ({entities} entities), {len(edges)} edges"]
@@ -95,7 +108,7 @@ def verify_text(result: VerifyResult) -> str:
         head,
         f"  {mark(result.hashValid)} stored hash matches content",
         f"  {mark(result.anchored)} belongs to an anchor batch",
-        f"  {mark(result.proofValid)} Merkle proof valid ({result._steps}-step)",
+        f"  {mark(result.proofValid)} Merkle proof valid ({result.steps}-step)",
         f"  {mark(result.onChain)} root recorded on Monad",
     ]
     if result.txHash:

@@ -1,12 +1,14 @@
 """The MCP server: the seed's tools over one `MCPServer`, served over SSE and streamable HTTP.
 
-Each tool takes exactly the fields of its contract model (same names, bounds and defaults), returns
-the model as structured output and the seed's text rendering as content. A GraphsvcError becomes a
-tool error whose text starts with its code (`invalid_input: ...`).
+Each tool publishes exactly the fields of its contract model (same names, bounds and defaults) and
+returns the model as structured output and the seed's text rendering as content. A call checks the
+caller first, then validates its arguments once, against the contract model, as REST does; any
+GraphsvcError becomes a tool error reading `<code>: <message>` (`invalid_input: hops: ...`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,7 +18,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from graphsvc.domain import render
 from graphsvc.domain.locus import (
@@ -45,7 +47,7 @@ from graphsvc.domain.models import (
     RememberResult,
     VerifyResult,
 )
-from graphsvc.errors import GraphsvcError
+from graphsvc.errors import GraphsvcError, invalid_input
 from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.locus import LocusService
@@ -59,6 +61,71 @@ INSTRUCTIONS = (
 )
 
 
+class _Arguments(ArgModelBase):
+    """Takes the arguments as they come: the tool checks the caller before it validates them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
+
+
+_HEADER_GRAPH: TypeAdapter[str | None] = TypeAdapter(Graph | None)  # type: ignore[arg-type]
+
+
+def _validated(adapter: TypeAdapter[Any], value: Any, field: str = "") -> Any:
+    """`value` validated once, or the InvalidInput REST would answer for it."""
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as e:
+        prefix = (field,) if field else ()
+        raise invalid_input([{**err, "loc": (*prefix, *err["loc"])} for err in e.errors()]) from None
+
+
+def _types(schema: dict[str, Any]) -> set[str]:
+    if "$ref" in schema:
+        return {"object"}
+    if "anyOf" in schema:
+        return set().union(*(_types(option) for option in schema["anyOf"]))
+    return {schema["type"]} if "type" in schema else {"string"}  # untyped: anything, strings too
+
+
+def _structured_fields(input_model: type[BaseModel]) -> set[str]:
+    """The arguments that take lists or objects, never a string."""
+    properties = input_model.model_json_schema(by_alias=True)["properties"]
+    return {name for name, schema in properties.items() if "string" not in _types(schema)}
+
+
+def _unquoted(arguments: dict[str, Any], structured: set[str]) -> dict[str, Any]:
+    """Lists and objects some clients send as JSON text, parsed (as the SDK's own tools do)."""
+    parsed = dict(arguments)
+    for key, value in arguments.items():
+        if key in structured and isinstance(value, str):
+            try:
+                decoded = json.loads(value)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(decoded, list | dict):
+                parsed[key] = decoded
+    return parsed
+
+
+# Model APIs refuse a tool schema combining alternatives at its top (recall's "a query or an
+# entity"): that rule stays in the description and in validation, published only in OpenAPI.
+_TOP_LEVEL_COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
+def _input_schema(input_model: type[BaseModel]) -> dict[str, Any]:
+    """The contract model's schema; `graph` defaults to the caller's token's graph, not 'default'."""
+    schema = input_model.model_json_schema(by_alias=True)
+    for combinator in _TOP_LEVEL_COMBINATORS:
+        schema.pop(combinator, None)
+    graph = schema["properties"]["graph"]
+    graph.pop("default", None)
+    graph["description"] = "Tenant graph: the token's (naming another is refused), else 'default'"
+    return schema
+
+
 def _tool(
     access: AccessService,
     need: Need,
@@ -70,24 +137,17 @@ def _tool(
     text: Callable[[Any, Any], str],
     annotations: ToolAnnotations,
 ) -> Tool:
-    """A tool whose arguments are exactly `input_model`'s fields (the SDK validates them once).
+    """A tool publishing `input_model`'s schema; a call authenticates, validates, then scopes the graph."""
+    contract, structured = TypeAdapter(input_model), _structured_fields(input_model)
 
-    `graph` is optional in the published schema: the graph is the caller's token's (or, without
-    auth, the one named, else 'default'); `access` refuses a call that may not touch it.
-    """
-    arg_model = type(
-        f"{input_model.__name__}Arguments",
-        (input_model, ArgModelBase),
-        {"__annotations__": {"graph": Graph | None}, "graph": None},
-    )
-
-    async def run(ctx: Context, **arguments: Any) -> CallToolResult:
+    async def run(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
         headers = ctx.headers or {}
         try:
-            graph = await access.authorize(
-                headers.get("authorization"), headers.get("x-graph-id"), arguments.pop("graph", None), need
+            principal = await access.authenticate(headers.get("authorization"))
+            header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
+            request = access.scoped(
+                principal, header_graph, _validated(contract, _unquoted(arguments, structured)), need
             )
-            request = input_model.model_validate({**arguments, "graph": graph})
             result = await call(request)
         except GraphsvcError as e:
             raise ToolError(f"{e.code}: {e.message}") from e
@@ -100,18 +160,34 @@ def _tool(
         fn=run,
         name=name,
         description=description,
-        parameters=arg_model.model_json_schema(by_alias=True),
-        fn_metadata=FuncMetadata(arg_model=arg_model, output_model=output_model),
+        parameters=_input_schema(input_model),
+        fn_metadata=FuncMetadata(arg_model=_Arguments, output_model=output_model),
         is_async=True,
         context_kwarg="ctx",
         annotations=annotations,
     )
 
 
+def _writes(*, destructive: bool, idempotent: bool, chain: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(
+        readOnlyHint=False, destructiveHint=destructive, idempotentHint=idempotent, openWorldHint=chain
+    )
+
+
+# What each tool does to the graph (MCP annotations; tests/test_tool_metadata.py holds each to it).
+READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+# A new memory per call, but the same content again within RETRY_WINDOW_S is a retry (its receipt).
+ADDS = _writes(destructive=False, idempotent=True)
+
+
 def create_mcp_server(
-    memory: MemoryService, anchoring: AnchoringService, locus: LocusService, access: AccessService
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    locus: LocusService,
+    access: AccessService,
+    *,
+    version: str = "",
 ) -> MCPServer:
-    read = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
     tools = [
         _tool(
             access,
@@ -123,9 +199,7 @@ def create_mcp_server(
             RememberResult,
             memory.remember,
             lambda result, request: render.remember_text(result, request.text),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
-            ),
+            ADDS,
         ),
         _tool(
             access,
@@ -138,7 +212,7 @@ def create_mcp_server(
             RecallResult,
             memory.recall,
             lambda result, _: render.recall_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -150,9 +224,7 @@ def create_mcp_server(
             LinkResult,
             memory.link,
             lambda result, _: render.link_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
-            ),
+            _writes(destructive=True, idempotent=True),  # linking again overwrites the props
         ),
         _tool(
             access,
@@ -164,7 +236,7 @@ def create_mcp_server(
             ExploreResult,
             memory.explore,
             lambda result, _: render.explore_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -176,9 +248,7 @@ def create_mcp_server(
             ForgetResult,
             memory.forget,
             lambda result, _: render.forget_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
-            ),
+            _writes(destructive=True, idempotent=True),  # forgetting again changes nothing
         ),
         _tool(
             access,
@@ -190,9 +260,7 @@ def create_mcp_server(
             AnchorResult,
             anchoring.anchor_now,
             lambda result, _: render.anchor_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True
-            ),
+            _writes(destructive=False, idempotent=True, chain=True),  # again: nothing pending
         ),
         _tool(
             access,
@@ -218,9 +286,7 @@ def create_mcp_server(
             StoreEventResult,
             locus.store_event,
             lambda result, _: render.store_event_text(result),
-            ToolAnnotations(
-                readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
-            ),
+            ADDS,
         ),
         _tool(
             access,
@@ -232,7 +298,7 @@ def create_mcp_server(
             RetrieveResult,
             locus.retrieve,
             lambda result, _: render.retrieve_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -244,7 +310,7 @@ def create_mcp_server(
             ListContextsResult,
             locus.list_contexts,
             lambda result, _: render.list_contexts_text(result),
-            read,
+            READ,
         ),
         _tool(
             access,
@@ -257,10 +323,10 @@ def create_mcp_server(
             InsightsResult,
             locus.insights,
             lambda result, _: render.insights_text(result),
-            read,
+            READ,
         ),
     ]
-    return MCPServer("graphsvc", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    return MCPServer("graphsvc", version=version, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
 
 
 def transport_security(extra_hosts: list[str]) -> TransportSecuritySettings:

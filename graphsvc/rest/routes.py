@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel
 
@@ -31,6 +29,7 @@ from graphsvc.domain.models import (
     IdInput,
     LinkInput,
     LinkResult,
+    MemoryId,
     RecallInput,
     RecallResult,
     RememberBatchInput,
@@ -40,42 +39,30 @@ from graphsvc.domain.models import (
     VerifyResult,
 )
 from graphsvc.domain.proof import ProofBundle
-from graphsvc.errors import GraphsvcError, Unavailable, validation_reasons
-from graphsvc.services.access import AccessService, Need
+from graphsvc.rest.edge import ErrorResponse, principal
+from graphsvc.services.access import AccessService, Need, Principal
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.bulk import remember_items
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 
 B = TypeVar("B", bound=BaseModel)
-RETRY_AFTER_S = 5
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    fields: list[str] = []
-
-
-class ErrorResponse(BaseModel):
-    error: ErrorBody
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls: the bearer token and X-Graph-Id header, checked by the access service."""
+    """Who calls (authenticated before the body was read) and the X-Graph-Id header."""
 
     access: AccessService
-    authorization: str | None
+    principal: Principal | None
     header_graph: str | None
 
-    async def graph(self, need: Need, named: str | None) -> str:
-        return await self.access.authorize(self.authorization, self.header_graph, named, need)
+    def graph(self, need: Need, named: str | None) -> str:
+        return self.access.permit(self.principal, self.header_graph, named, need)
 
-    async def scoped(self, body: B, need: Need) -> B:
+    def scoped(self, body: B, need: Need) -> B:
         """`body` with its graph set to the one this caller may use."""
-        named = body.graph if "graph" in body.model_fields_set else None
-        return body.model_copy(update={"graph": await self.graph(need, named)})
+        return self.access.scoped(self.principal, self.header_graph, body, need)
 
 
 def _caller(
@@ -83,9 +70,9 @@ def _caller(
     _: Annotated[
         object, Depends(HTTPBearer(auto_error=False, description="gsk_... token (graphsvc token create)"))
     ],
-    x_graph_id: Annotated[str | None, Header(description="Must name the token's graph if given")] = None,
+    x_graph_id: Annotated[Graph | None, Header(description="Must name the token's graph if given")] = None,
 ) -> Caller:
-    return Caller(request.app.state.access, request.headers.get("authorization"), x_graph_id)
+    return Caller(request.app.state.access, principal(request), x_graph_id)
 
 
 def _memory(request: Request) -> MemoryService:
@@ -105,120 +92,119 @@ Locus = Annotated[LocusService, Depends(_locus)]
 Anchoring = Annotated[AnchoringService, Depends(_anchoring)]
 Who = Annotated[Caller, Depends(_caller)]
 GraphQuery = Annotated[Graph | None, Query(description="Defaults to the token's graph")]
-ERRORS: dict[int | str, dict[str, object]] = {
-    status: {"model": ErrorResponse} for status in (401, 403, 404, 409, 422, 503)
+MemoryPath = Annotated[MemoryId, Path(description="Id of the Memory node (mem_...)")]
+
+STATUSES = {
+    401: "No valid bearer token (unauthorized)",
+    403: "The token is bound to another graph or lacks a scope (forbidden)",
+    404: "Not found (not_found)",
+    409: "Conflicts with the graph's state (conflict)",
+    422: "The input breaks the schema (invalid_input)",
+    503: "Neo4j or the chain cannot be reached, or a feature is not configured",
 }
 
-memories = APIRouter(prefix="/memories", tags=["memories"], responses=ERRORS)
-graph = APIRouter(tags=["graph"], responses=ERRORS)
-locus = APIRouter(prefix="/locus", tags=["locusgraph"], responses=ERRORS)
+
+def errors(*extra: int) -> dict[int | str, dict[str, Any]]:
+    """The error statuses of an operation: 401, 403, 422 and 503 for every one, plus `extra`."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for status in sorted({401, 403, 422, 503, *extra}):
+        responses[status] = {"model": ErrorResponse, "description": STATUSES[status]}
+    responses[401]["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}, "description": "Bearer"}}
+    return responses
 
 
-@memories.post("", operation_id="remember", status_code=201)
+memories = APIRouter(prefix="/memories", tags=["memories"])
+graph = APIRouter(tags=["graph"])
+locus = APIRouter(prefix="/locus", tags=["locusgraph"])
+LOOKUP, WRITE = 404, 409
+
+
+@memories.post("", operation_id="remember", status_code=201, responses=errors(LOOKUP, WRITE))
 async def remember(body: RememberInput, memory: Memory, who: Who) -> RememberResult:
     """Store a new memory with optional entities, relations and tags."""
-    return await memory.remember(await who.scoped(body, "write"))
+    return await memory.remember(who.scoped(body, "write"))
 
 
-@memories.post("/batch", operation_id="remember_batch")
+@memories.post("/batch", operation_id="remember_batch", responses=errors(WRITE))
 async def remember_batch(body: RememberBatchInput, memory: Memory, who: Who) -> RememberBatchResult:
     """Store up to 1,000 memories in one transaction. Idempotent: an item whose content is already
     in the graph is a `duplicate` naming the existing memory. A bad item is `rejected` with its
     reason and writes nothing; the others land. One receipt per item, in order."""
-    graph = await who.graph("write", body.graph if "graph" in body.model_fields_set else None)
+    graph = who.graph("write", body.graph if "graph" in body.model_fields_set else None)
     return RememberBatchResult.of(await remember_items(memory, body.items, graph))
 
 
-@memories.delete("/{memory_id}", operation_id="forget")
-async def forget(memory_id: str, memory: Memory, who: Who, graph: GraphQuery = None) -> ForgetResult:
+@memories.delete("/{memory_id}", operation_id="forget", responses=errors(LOOKUP, WRITE))
+async def forget(memory_id: MemoryPath, memory: Memory, who: Who, graph: GraphQuery = None) -> ForgetResult:
     """Delete a memory and all its edges."""
-    return await memory.forget(IdInput(id=memory_id, graph=await who.graph("write", graph)))
+    return await memory.forget(IdInput.model_construct(id=memory_id, graph=who.graph("write", graph)))
 
 
-@memories.get("/{memory_id}/verify", operation_id="verify_memory")
+@memories.get("/{memory_id}/verify", operation_id="verify_memory", responses=errors(LOOKUP))
 async def verify_memory(
-    memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None
+    memory_id: MemoryPath, anchoring: Anchoring, who: Who, graph: GraphQuery = None
 ) -> VerifyResult:
     """Check the memory's hash, batch, Merkle proof and on-chain root."""
-    return await anchoring.verify(IdInput(id=memory_id, graph=await who.graph("read", graph)))
+    return await anchoring.verify(IdInput.model_construct(id=memory_id, graph=who.graph("read", graph)))
 
 
-@memories.get("/{memory_id}/proof", operation_id="proof_bundle")
+@memories.get("/{memory_id}/proof", operation_id="proof_bundle", responses=errors(LOOKUP))
 async def proof_bundle(
-    memory_id: str, anchoring: Anchoring, who: Who, graph: GraphQuery = None
+    memory_id: MemoryPath, anchoring: Anchoring, who: Who, graph: GraphQuery = None
 ) -> ProofBundle:
     """A self-contained proof that verifies without graphsvc (see the README)."""
-    return await anchoring.bundle(IdInput(id=memory_id, graph=await who.graph("read", graph)))
+    return await anchoring.bundle(IdInput.model_construct(id=memory_id, graph=who.graph("read", graph)))
 
 
-@graph.post("/anchor", operation_id="anchor_now")
+@graph.post("/anchor", operation_id="anchor_now", responses=errors(WRITE))
 async def anchor_now(anchoring: Anchoring, who: Who, body: GraphInput | None = None) -> AnchorResult:
     """Anchor all pending memories of the graph as one Merkle batch."""
-    return await anchoring.anchor_now(await who.scoped(body or GraphInput(), "write"))
+    return await anchoring.anchor_now(who.scoped(body or GraphInput(), "write"))
 
 
-@graph.post("/recall", operation_id="recall")
+@graph.post("/recall", operation_id="recall", responses=errors(LOOKUP))
 async def recall(body: RecallInput, memory: Memory, who: Who) -> RecallResult:
     """Search memories by keywords and/or an entity, scored, with hop distances."""
-    return await memory.recall(await who.scoped(body, "read"))
+    return await memory.recall(who.scoped(body, "read"))
 
 
-@graph.post("/links", operation_id="link")
+@graph.post("/links", operation_id="link", responses=errors(WRITE))
 async def link(body: LinkInput, memory: Memory, who: Who) -> LinkResult:
     """Create (or update) a typed relationship between two entities."""
-    return await memory.link(await who.scoped(body, "write"))
+    return await memory.link(who.scoped(body, "write"))
 
 
-@graph.post("/explore", operation_id="explore")
+@graph.post("/explore", operation_id="explore", responses=errors(LOOKUP))
 async def explore(body: ExploreInput, memory: Memory, who: Who) -> ExploreResult:
     """Breadth-first traversal from one or more node ids."""
-    return await memory.explore(await who.scoped(body, "read"))
+    return await memory.explore(who.scoped(body, "read"))
 
 
-@locus.post("/store_event", operation_id="store_event", status_code=201)
+@locus.post("/store_event", operation_id="store_event", status_code=201, responses=errors(WRITE))
 async def store_event(body: StoreEventInput, service: Locus, who: Who) -> StoreEventResult:
     """Store an event as a memory in its context, linked to the contexts it relates to."""
-    return await service.store_event(await who.scoped(body, "write"))
+    return await service.store_event(who.scoped(body, "write"))
 
 
-@locus.post("/retrieve_memories", operation_id="retrieve_memories")
+@locus.post("/retrieve_memories", operation_id="retrieve_memories", responses=errors())
 async def retrieve_memories(body: RetrieveInput, service: Locus, who: Who) -> RetrieveResult:
     """Ranked memories for a query, filtered by contexts."""
-    return await service.retrieve(await who.scoped(body, "read"))
+    return await service.retrieve(who.scoped(body, "read"))
 
 
-@locus.post("/list_contexts", operation_id="list_contexts")
+@locus.post("/list_contexts", operation_id="list_contexts", responses=errors())
 async def list_contexts(body: ListContextsInput, service: Locus, who: Who) -> ListContextsResult:
     """Contexts with their event counts, paged."""
-    return await service.list_contexts(await who.scoped(body, "read"))
+    return await service.list_contexts(who.scoped(body, "read"))
 
 
-@locus.post("/generate_insights", operation_id="generate_insights")
+@locus.post("/generate_insights", operation_id="generate_insights", responses=errors())
 async def generate_insights(body: InsightsInput, service: Locus, who: Who) -> InsightsResult:
     """For a task: relevant knowledge by context, reinforcements, contradictions, the latest."""
-    return await service.insights(await who.scoped(body, "write"))
-
-
-def _error(status: int, code: str, message: str, fields: list[str] | None = None) -> JSONResponse:
-    body = ErrorResponse(error=ErrorBody(code=code, message=message, fields=fields or []))
-    return JSONResponse(body.model_dump(), status_code=status)
+    return await service.insights(who.scoped(body, "write"))
 
 
 def install(app: FastAPI) -> None:
-    """Mount the routers under /v1 and map the error tree once."""
+    """Mount the routers under /v1."""
     for router in (memories, graph, locus):
         app.include_router(router, prefix="/v1")
-
-    @app.exception_handler(GraphsvcError)
-    async def _graphsvc_error(_: Request, e: GraphsvcError) -> JSONResponse:
-        response = _error(e.status, e.code, e.message)
-        if isinstance(e, Unavailable):  # a dependency is away: worth trying again shortly
-            response.headers["Retry-After"] = str(RETRY_AFTER_S)
-        return response
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
-        # Field paths and reasons only: the rejected values are the caller's data.
-        errors = e.errors()
-        fields = sorted({".".join(str(p) for p in err["loc"] if p != "body") for err in errors})
-        return _error(422, "invalid_input", validation_reasons(errors, skip=1), fields)

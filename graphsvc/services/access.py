@@ -8,6 +8,9 @@ tenant graph. The same check guards MCP (SSE and streamable HTTP) and REST:
     bad / expired / revoked token -> Unauthorized
     X-Graph-Id or `graph` naming another graph than the token's -> Forbidden
     a scope missing (reads need memory.read, writes memory.read + memory.write) -> Forbidden
+
+`authenticate` runs first, before a request's input is read (over HTTP a presented token that is not
+valid answers 401 at once); the input is validated next; `permit` then picks the graph.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -31,6 +34,7 @@ SCOPES = (READ, WRITE)
 Need = Literal["read", "write"]
 NEEDED: dict[Need, frozenset[str]] = {"read": frozenset({READ}), "write": frozenset({READ, WRITE})}
 PREFIX = "gsk_"
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -114,31 +118,47 @@ class AccessService:
             return None
         return Principal(token_id, row["graph"], frozenset(row["scopes"]))
 
-    # ---- the check at the edge ------------------------------------------------------------------
+    # ---- the checks at the edge -----------------------------------------------------------------
 
-    async def authorize(
-        self, authorization: str | None, header_graph: str | None, requested_graph: str | None, need: Need
+    async def authenticate(self, authorization: str | None) -> Principal | None:
+        """Who calls, from the `Authorization` header: checked before anything reads the request.
+
+        Returns:
+            The token's principal, or None when there is no header and auth is not required.
+
+        Raises:
+            Unauthorized: a header that is not a valid bearer token (malformed, unknown, expired or
+                revoked), or none where auth is required.
+        """
+        if not authorization:
+            if self.required:
+                raise Unauthorized("a bearer token is needed (Authorization: Bearer gsk_...)")
+            return None
+        scheme, _, token = authorization.partition(" ")
+        principal = await self._principal(token.strip()) if scheme.lower() == "bearer" else None
+        if principal is None:
+            raise Unauthorized("the bearer token is malformed, unknown, expired or revoked")
+        return principal
+
+    def permit(
+        self, principal: Principal | None, header_graph: str | None, requested_graph: str | None, need: Need
     ) -> str:
-        """The graph this request may use.
+        """The graph this caller may use for this request.
 
         Args:
-            authorization: the `Authorization` header, if any.
+            principal: the caller, from `authenticate`.
             header_graph: the `X-Graph-Id` header, if any.
             requested_graph: the graph the request names itself (None when it names none).
             need: "read" or "write".
 
         Raises:
-            Unauthorized: no valid token where one is needed.
+            Unauthorized: no caller where auth is required.
             Forbidden: another graph than the token's, or a scope missing.
         """
-        if not authorization:
+        if principal is None:
             if self.required:
                 raise Unauthorized("a bearer token is needed (Authorization: Bearer gsk_...)")
             return requested_graph or header_graph or DEFAULT_GRAPH
-        scheme, _, token = authorization.partition(" ")
-        principal = await self._principal(token.strip()) if scheme.lower() == "bearer" else None
-        if principal is None:
-            raise Unauthorized("the bearer token is malformed, unknown, expired or revoked")
         for named in (header_graph, requested_graph):
             if named is not None and named != principal.graph:
                 raise Forbidden(f"this token is bound to graph {principal.graph!r}, not {named!r}")
@@ -146,3 +166,14 @@ class AccessService:
         if missing:
             raise Forbidden(f"this token lacks the scope {', '.join(missing)}")
         return principal.graph
+
+    def scoped(self, principal: Principal | None, header_graph: str | None, request: M, need: Need) -> M:
+        """`request` (a validated input) with its graph set to the one this caller may use."""
+        named: str | None = request.graph if "graph" in request.model_fields_set else None  # type: ignore[attr-defined]
+        return request.model_copy(update={"graph": self.permit(principal, header_graph, named, need)})
+
+    async def authorize(
+        self, authorization: str | None, header_graph: str | None, requested_graph: str | None, need: Need
+    ) -> str:
+        """`authenticate` then `permit`, for callers holding a raw header (the CLI)."""
+        return self.permit(await self.authenticate(authorization), header_graph, requested_graph, need)

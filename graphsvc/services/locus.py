@@ -31,28 +31,10 @@ from graphsvc.domain.locus import (
     StoreEventResult,
 )
 from graphsvc.domain.models import EntityIn, RecallInput, RememberInput
-from graphsvc.errors import InvalidInput
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.ports import Reader
 
 CANDIDATES = 50  # recall's largest page: the pool that context filters select from
-
-
-def event_text(req: StoreEventInput) -> str:
-    """The memory text of an event: `topic: value` for the recommended payload, else its JSON."""
-    payload = req.payload
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if isinstance(data, dict) and {"topic", "value"} <= data.keys():
-        text = f"{data['topic']}: {data['value']}"
-    elif isinstance(payload, str):
-        text = payload
-    elif payload:
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    else:
-        text = f"{req.event_kind} on {req.context_id}" if req.context_id else req.event_kind
-    if not text.strip() or len(text) > 4000:
-        raise InvalidInput("an event's payload must make a text of 1 to 4000 characters")
-    return text
 
 
 def _words(context: str) -> str:
@@ -88,7 +70,7 @@ class LocusService:
             extra["payload"] = json.dumps(req.payload, sort_keys=True, ensure_ascii=False)
         stored = await self._memory.remember(
             RememberInput(
-                text=event_text(req),
+                text=req.text(),
                 entities=[EntityIn(label="Context", name=c) for c in contexts],
                 tags=[req.event_kind, f"source:{req.source}", *map(_words, contexts)],
                 graph=req.graph,
@@ -113,10 +95,10 @@ class LocusService:
                 "locus/event_facts", graph=req.graph, ids=[m.id for m in recalled.memories]
             )
         }
-        found = []
+        found: list[RetrievedMemory] = []
         for memory in recalled.memories:
-            fact = facts.get(memory.id, {})
-            contexts = fact.get("contexts") or []
+            fact: dict[str, Any] = facts.get(memory.id, {})
+            contexts: list[str] = fact.get("contexts") or []
             if _wanted(contexts, req.context_ids, req.context_types):
                 found.append(
                     RetrievedMemory(
@@ -159,7 +141,7 @@ class LocusService:
             )
         )
         groups: dict[str, list[Knowledge]] = {}
-        ungrouped = []
+        ungrouped: list[Knowledge] = []
         for memory in retrieved.memories:
             knowledge = Knowledge(
                 id=memory.id or "",

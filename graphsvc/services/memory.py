@@ -114,6 +114,7 @@ class _Draft:
         memory_id = new_id("mem")
         tags = sorted(set(req.tags))
         ids = [e.id for e in entities]
+        temporal = _temporal(req)
         return cls(
             index=index,
             req=req,
@@ -124,7 +125,15 @@ class _Draft:
             tags=tags,
             entities=entities,
             digest=memory_hash(
-                id=memory_id, graph=req.graph, text=req.text, tags=tags, entities=ids, created_at=created_at
+                id=memory_id,
+                graph=req.graph,
+                text=req.text,
+                tags=tags,
+                entities=ids,
+                created_at=created_at,
+                supersedes=req.supersedes,
+                valid_from=temporal.get("validFrom"),
+                valid_to=temporal.get("validTo"),
             ),
             key=content_key(
                 graph=req.graph,
@@ -132,6 +141,7 @@ class _Draft:
                 tags=tags,
                 entities=ids,
                 relations=[(r.from_, r.type, r.to) for r in req.relations],
+                temporal=temporal,
             ),
         )
 
@@ -152,6 +162,7 @@ class _Draft:
                 "window": window,
                 "contentKey": self.key,
                 "graphKey": graph_key(self.req.graph),
+                **_temporal(self.req),
                 **self.extra,
             },
             "entities": [
@@ -162,6 +173,7 @@ class _Draft:
                 {"from": a, "type": t, "to": b, "edgeId": new_id("edge")} for a, t, b in self.triples
             ],
             "links": [{"type": t, "to": to, "edgeId": new_id("edge")} for t, to in self.links],
+            "supersedes": [{"to": p, "edgeId": new_id("edge")} for p in sorted(set(self.req.supersedes))],
         }
 
     def result(self) -> RememberResult:
@@ -170,8 +182,19 @@ class _Draft:
             hash=self.digest,
             entities=[EntityOut(id=e.id, label=e.label, name=e.name) for e in self.entities],
             edges=[Edge(from_=self.id, type="MENTIONS", to=e.id) for e in self.entities]
-            + [Edge(from_=a, type=t, to=b) for a, t, b in dict.fromkeys(self.triples)],
+            + [Edge(from_=a, type=t, to=b) for a, t, b in dict.fromkeys(self.triples)]
+            + [Edge(from_=self.id, type="SUPERSEDES", to=p) for p in sorted(set(self.req.supersedes))],
         )
+
+
+def _temporal(req: RememberInput) -> dict[str, Any]:
+    """The validity a memory was remembered with (only what was given): stored as it is hashed."""
+    given = {
+        "supersedes": sorted(set(req.supersedes)) or None,
+        "validFrom": format_timestamp(req.validFrom) if req.validFrom else None,
+        "validTo": format_timestamp(req.validTo) if req.validTo else None,
+    }
+    return {k: v for k, v in given.items() if v is not None}
 
 
 class MemoryService:
@@ -313,7 +336,8 @@ class MemoryService:
         tx: Reader, graph: str, drafts: list[_Draft]
     ) -> dict[int, list[tuple[str, str, str]] | GraphsvcError]:
         """Resolve relation endpoints: the item's own entities (by id, else name), then entities of
-        the batch and of the graph. Each draft's relation triples, or why they cannot resolve."""
+        the batch and of the graph; and check that the memories a draft supersedes are in the graph.
+        Each draft's relation triples, or why it cannot be written."""
         introduced: dict[str, set[str]] = {}
         for d in drafts:
             for e in d.entities:
@@ -325,9 +349,17 @@ class MemoryService:
         if pending:
             rows = await tx.run("memory/resolve_entities", graph=graph, refs=pending)
             found = {row["ref"]: row["ids"] for row in rows}
+        superseded = sorted({p for d in drafts for p in d.req.supersedes})
+        known = set()
+        if superseded:
+            [row] = await tx.run("memory/known_ids", graph=graph, ids=superseded)
+            known = set(row["ids"])
         outcomes: dict[int, list[tuple[str, str, str]] | GraphsvcError] = {}
         for d in drafts:
             try:
+                missing = sorted(set(d.req.supersedes) - known)
+                if missing:
+                    raise NotFound(f"no memory {missing[0]!r} in graph {graph!r} to supersede")
                 resolved = {
                     ref: local[d.index].get(ref)
                     or _one_entity(ref, sorted(set(found.get(ref, [])) | introduced.get(ref, set())))
@@ -400,11 +432,18 @@ class MemoryService:
             for n in context.nodes.values()
             if not n.is_memory and (name := set(words(n.text))) and name <= asked
         }
-        result = _ranked(context, text_scores, named, req.hops, req.limit, semantic.similarity)
+        memory_ids = [n.id for n in context.nodes.values() if n.is_memory and n.depth >= 0]
+        [found] = await self._store.run("memory/validity", graph=req.graph, ids=memory_ids)
+        validity = {row["id"]: row for row in found["rows"]}
+        at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
+        keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
+        result = _ranked(context, text_scores, named, req.hops, req.limit, semantic.similarity, keep)
         await self._detail(req.graph, [context.nodes[m.id] for m in result.memories])
         for memory in result.memories:
-            node = context.nodes[memory.id]
+            node, row = context.nodes[memory.id], validity[memory.id]
             memory.text, memory.tags, memory.anchorId = node.text, node.tags, node.anchorId
+            memory.validFrom, memory.validTo = row["validFrom"], row["validTo"]
+            memory.supersededBy = sorted(s["id"] for s in row["successors"])
         return result
 
     async def _keyword_hits(self, graph: str, lucene: str, query: str) -> list[dict[str, Any]]:
@@ -547,8 +586,8 @@ def _local_refs(entities: list[EntityIn], refs: list[str]) -> dict[str, str]:
 def _one_entity(ref: str, ids: list[str]) -> str:
     if not ids:
         raise NotFound(f"relation endpoint {ref!r} is neither in entities nor in the graph")
-    if len(ids) > 1:
-        raise InvalidInput(f"{ref!r} names {len(ids)} entities ({', '.join(sorted(ids))}); use Label:name")
+    if len(ids) > 1:  # well-formed, but the name is ambiguous among the entities it could mean
+        raise Conflict(f"{ref!r} names {len(ids)} entities ({', '.join(sorted(ids))}); use Label:name")
     return ids[0]
 
 
@@ -560,6 +599,20 @@ def _entity_out(entity: EntityIn) -> EntityOut:
     return EntityOut(id=entity.id, label=entity.label, name=entity.name)
 
 
+def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
+    """A memory holds from its start (validFrom, else when it was remembered) until its validTo or
+    the start of the first memory superseding it, whichever comes first; `at` None is now, where
+    whatever was remembered has started (so no replica's clock can hide a fresh write). Instants
+    are `YYYY-MM-DDTHH:MM:SS.mmmZ` text, which orders as time does."""
+
+    def start(m: dict[str, Any]) -> str:
+        return m["validFrom"] or (m["createdAt"] if at else "")
+
+    ends = [start(s) for s in row["successors"]] + ([row["validTo"]] if row["validTo"] else [])
+    moment = at or now
+    return start(row) <= moment and all(moment < end for end in ends)
+
+
 def _ranked(
     context: Walk,
     text_scores: dict[str, float],
@@ -567,10 +620,12 @@ def _ranked(
     hops: int,
     limit: int,
     semantic: dict[str, float],
+    keep: set[str] | None = None,
 ) -> RecallResult:
     """score = 2·text·boost + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the
     memory, + SEMANTIC_WEIGHT·similarity (embeddings on); boost is NAMED_BOOST when the memory mentions
-    an entity the query names, else 1."""
+    an entity the query names, else 1. Only the memories in `keep` (those valid at the instant asked),
+    unless it is None (history)."""
     nodes = context.nodes
     support: dict[str, float] = {}
     boosted: set[str] = set()
@@ -586,6 +641,8 @@ def _ranked(
     memories = []
     for node in nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
+            continue
+        if keep is not None and node.id not in keep:
             continue
         hop = hop_of(node.depth)
         boost = NAMED_BOOST if node.id in boosted else 1.0

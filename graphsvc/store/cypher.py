@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Literal, LiteralString, cast
 
-CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
+CYPHER_DIR = files("graphsvc.cypher")  # the repository's cypher/, installed as package data
 MODES = ("read", "write", "schema")
 _HEADER = re.compile(r"^//\s*(mode|params):(.*)$")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -34,8 +35,8 @@ class Statement:
     text: LiteralString
 
 
-def _parse(path: Path, name: str) -> Statement:
-    lines = path.read_text().splitlines()
+def _parse(path: Traversable, name: str) -> Statement:
+    lines = path.read_text(encoding="utf-8").splitlines()
     header: dict[str, tuple[int, str]] = {}
     for number, line in enumerate(lines, 1):
         match = _HEADER.match(line.strip())
@@ -60,12 +61,23 @@ def _parse(path: Path, name: str) -> Statement:
     return Statement(name, mode, frozenset(declared), cast(LiteralString, text))
 
 
-def load(root: Path = CYPHER_DIR) -> dict[str, Statement]:
+def _files(root: Traversable) -> list[tuple[str, Traversable]]:
+    """`area/name` and file of every `<area>/<name>.cypher` under `root`, sorted."""
+    found = [
+        (f"{area.name}/{path.name.removesuffix('.cypher')}", path)
+        for area in root.iterdir()
+        if area.is_dir()
+        for path in area.iterdir()
+        if path.name.endswith(".cypher")
+    ]
+    return sorted(found, key=lambda item: item[0])
+
+
+def load(root: Traversable = CYPHER_DIR) -> dict[str, Statement]:
     """All statements under `root`, keyed `area/name`."""
     statements: dict[str, Statement] = {}
-    seen: dict[str, Path] = {}
-    for path in sorted(root.glob("*/*.cypher")):
-        name = f"{path.parent.name}/{path.stem}"
+    seen: dict[str, Traversable] = {}
+    for name, path in _files(root):
         statement = _parse(path, name)
         if statement.text in seen:
             raise CypherFileError(f"{path}:1: same statement as {seen[statement.text]}")

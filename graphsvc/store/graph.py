@@ -109,7 +109,13 @@ class GraphStore:
         """Run several statements in one write transaction; any error rolls all of them back.
         `bounded`: give up after the deadline (not for work whose size the caller does not bound)."""
         deadline = self.deadline_s if bounded else None
-        async with _translated(deadline), self._driver.session(database=self._database) as session:
+        # The bookmark manager of `run`'s reads: on a cluster, a read that follows waits for this write
+        # on whichever member serves it (causal consistency), as it does after a `run` write.
+        bookmarks = self._driver.execute_query_bookmark_manager
+        async with (
+            _translated(deadline),
+            self._driver.session(database=self._database, bookmark_manager=bookmarks) as session,
+        ):
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:

@@ -1,0 +1,11 @@
+// mode: read
+// params: graph, ids
+// What recall needs to tell which of these memories hold at an instant: each one's own interval
+// (validFrom, else when it was remembered; validTo) and the same start of each memory superseding it.
+UNWIND $ids AS id
+MATCH (m:Memory {graph: $graph, id: id})
+USING INDEX m:Memory(graph, id)
+RETURN collect({
+  id: m.id, validFrom: m.validFrom, validTo: m.validTo, createdAt: m.createdAt,
+  successors: [(s:Memory)-[:SUPERSEDES]->(m) | {id: s.id, validFrom: s.validFrom, createdAt: s.createdAt}]
+}) AS rows
