@@ -24,10 +24,10 @@ T = TypeVar("T")
 Row = dict[str, Any]
 log = logging.getLogger("graphsvc")
 
-# What a schema file declares: `CREATE [FULLTEXT] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
+# What a schema file declares: `CREATE [FULLTEXT|VECTOR] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
 # ON|ON EACH|REQUIRE <properties>`, with the fulltext analyzer when it names one.
 _DECLARES = re.compile(
-    r"CREATE\s+(?:FULLTEXT\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
+    r"CREATE\s+(?:(?:FULLTEXT|VECTOR)\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
     r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
 )
 _ANALYZER = re.compile(r"fulltext\.analyzer`?\s*:\s*'(\w+)'")
