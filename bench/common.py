@@ -22,6 +22,12 @@ from graphsvc.devstack import neo4j as local_neo4j
 PASSWORD = "graphsvc-bench"
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @contextmanager
 def neo4j_settings(*, heap: str = "1g", pagecache: str = "512m") -> Iterator[Settings]:
     """Settings (auth off) for GRAPHSVC_NEO4J_URI if set, else for a fresh local Neo4j, stopped after."""
@@ -32,7 +38,12 @@ def neo4j_settings(*, heap: str = "1g", pagecache: str = "512m") -> Iterator[Set
         return
     with tempfile.TemporaryDirectory() as home:
         server = local_neo4j.start(
-            Path(home), bolt_port=17787, http_port=17574, password=PASSWORD, heap=heap, pagecache=pagecache
+            Path(home),
+            bolt_port=free_port(),
+            http_port=free_port(),
+            password=PASSWORD,
+            heap=heap,
+            pagecache=pagecache,
         )
         try:
             yield Settings(
@@ -49,10 +60,7 @@ def served(settings: Settings, port: int | None = None) -> Iterator[str]:
     Raises:
         RuntimeError: it did not start within 60 s (say, the port was taken).
     """
-    if port is None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+    port = port or free_port()
     app = create_app(settings.model_copy(update={"http": settings.http.model_copy(update={"port": port})}))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)

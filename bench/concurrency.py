@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 import secrets
-import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -31,19 +30,13 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dataset
-from common import neo4j_settings, served
+from common import free_port, neo4j_settings, served
 
 from graphsvc.app import Services
 from graphsvc.domain.models import RememberInput
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BULK_BATCH = 500
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _p(seconds: list[float], q: float) -> float:
@@ -91,7 +84,7 @@ async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
             await memory.remember(RememberInput(**item))
 
         await _clients(next(chunks)[:200], 4, [f"warm-{tag}"], service_call)  # compile the statements
-        with served(settings, port=_free_port()) as url:
+        with served(settings, port=free_port()) as url:
             limits = httpx.Limits(max_connections=clients)
             async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as http:
 

@@ -25,7 +25,6 @@ import os
 import random
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,9 @@ from typing import Any
 import httpx
 import neo4j
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import free_port
+
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
@@ -47,12 +49,6 @@ from graphsvc.devstack import neo4j as local_neo4j
 PASSWORD = "graphsvc-faults"
 GRAPH = "faults"
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Stack:

@@ -7,6 +7,12 @@ development half, the only ones its settings were chosen on; the other five are 
 takes that file (or any file of the same shape, such as the development half's copy in the project's
 shared/data/locomo-dev/locomo-dev.json, the default when present); `--conversations` picks which.
 
+`--embeddings` turns recall's semantic signal on (GRAPHSVC_EMBEDDINGS_ENABLED) and, after each
+conversation, waits until the background worker has embedded every turn before asking its questions.
+Besides the categories, questions are split by the content words they share with their evidence
+(`shared`: the distinct terms, analyzed as recall analyzes them, that the question's keywords and
+the evidence turns' own text, without the speaker's name, have in common: 0, 1, 2 or more).
+
 Ingests as an agent would: every turn is one `remember` with text "<speaker>: <text>", entities
 Person:<speaker> and Session:<sample_id>/<session_N>, tag <session_N>, in conversation order. Then
 every question is one `recall(query=<question>, limit=50)` with default settings. Prints R@1/5/10/25/50
@@ -29,6 +35,7 @@ import asyncio
 import json
 import re
 import secrets
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -42,10 +49,15 @@ from common import neo4j_settings, served
 from pollute import pollute
 
 from graphsvc.app import Services
+from graphsvc.config import EmbeddingsSettings, Settings
+from graphsvc.services.keywords import keywords
+from graphsvc.services.term_stats import analyze
+from graphsvc.store.graph import GraphStore, create_driver
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
 DEV_HALF = "0-4"
 KS = (1, 5, 10, 25, 50)
+EMBEDDED_WITHIN_S = 1800  # the worker embeds a conversation's turns in a minute or so on a busy machine
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
@@ -68,6 +80,31 @@ def remember_input(sample: dict, session: str, turn: dict) -> dict:
             {"label": "Session", "name": f"{sample['sample_id']}/{session}"},
         ],
     }
+
+
+def content_words(text: str) -> set[str]:
+    return {term for word in keywords(text) for term in analyze(word)}
+
+
+def shared_words(question: str, evidence: list[str]) -> str:
+    """How many content words the question shares with its evidence turns: "0", "1" or "2+"."""
+    shared = len(content_words(question) & set().union(*(content_words(text) for text in evidence)))
+    return str(shared) if shared < 2 else "2+"
+
+
+async def embedded(settings: Settings) -> float:
+    """Wait (bounded) until the server's embedding backlog is empty; returns the seconds waited."""
+    neo = settings.neo4j
+    store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
+    started = time.monotonic()
+    try:
+        while (await store.run("embed/backlog"))[0]["backlog"]:
+            if time.monotonic() - started > EMBEDDED_WITHIN_S:
+                raise TimeoutError(f"the embedding backlog did not empty within {EMBEDDED_WITHIN_S} s")
+            await asyncio.sleep(0.5)
+    finally:
+        await store.close()
+    return time.monotonic() - started
 
 
 def chosen(samples: list[dict], spec: str) -> list[dict]:
@@ -94,14 +131,16 @@ async def pollute_server(settings: Any, samples: list[dict], live: int, forgotte
         await services.close()
 
 
-async def run(url: str, samples: list[dict]) -> None:
+async def run(url: str, samples: list[dict], settings: Settings) -> None:
     graph = f"locomo-{secrets.token_hex(4)}"
     recalled_at: dict[str, list[float]] = defaultdict(list)
     remember_s: list[float] = []
     recall_s: list[float] = []
+    waited_s = 0.0
     async with Client(f"{url}/mcp") as client:
         for sample in samples:
             by_memory: dict[str, str] = {}
+            said = {dia_id: turn["text"] for _, dia_id, turn in turns(sample)}
             for session, dia_id, turn in turns(sample):
                 started = time.perf_counter()
                 result = await client.call_tool(
@@ -110,6 +149,8 @@ async def run(url: str, samples: list[dict]) -> None:
                 remember_s.append(time.perf_counter() - started)
                 assert not result.is_error, result.content
                 by_memory[result.structured_content["id"]] = dia_id
+            if settings.embeddings.enabled:
+                waited_s += await embedded(settings)
             for qa in sample["qa"]:
                 evidence = set(qa.get("evidence") or [])
                 if not evidence:
@@ -120,22 +161,28 @@ async def run(url: str, samples: list[dict]) -> None:
                 )
                 recall_s.append(time.perf_counter() - started)
                 ranked = [by_memory.get(m["id"]) for m in result.structured_content["memories"]]
+                shared = shared_words(qa["question"], [said[e] for e in evidence if e in said])
                 for k in KS:
                     score = len(evidence & set(ranked[:k])) / len(evidence)
                     recalled_at[f"all@{k}"].append(score)
+                    recalled_at[f"shared {shared}@{k}"].append(score)
                     recalled_at[f"{CATEGORIES[qa['category']]}@{k}"].append(score)
                     if qa["category"] != 5:
                         recalled_at[f"no-adversarial@{k}"].append(score)
             for memory_id in by_memory:
                 await client.call_tool("forget", {"id": memory_id, "graph": graph})
     print(f"{'':16}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + "   questions")
-    for name in ["all", "no-adversarial", *CATEGORIES.values()]:
+    for name in ["all", "no-adversarial", *CATEGORIES.values(), "shared 0", "shared 1", "shared 2+"]:
         rows = [recalled_at[f"{name}@{k}"] for k in KS]
         print(f"{name:16}" + "".join(f"{sum(r) / len(r):8.3f}" for r in rows) + f"   {len(rows[0])}")
     print(
-        f"remember mean {1000 * sum(remember_s) / len(remember_s):.1f} ms over {len(remember_s)} turns; "
-        f"recall mean {1000 * sum(recall_s) / len(recall_s):.1f} ms over {len(recall_s)} questions"
+        f"remember mean {1000 * sum(remember_s) / len(remember_s):.1f} ms, "
+        f"p50 {1000 * statistics.median(remember_s):.1f} ms over {len(remember_s)} turns; "
+        f"recall mean {1000 * sum(recall_s) / len(recall_s):.1f} ms, "
+        f"p50 {1000 * statistics.median(recall_s):.1f} ms over {len(recall_s)} questions"
     )
+    if settings.embeddings.enabled:
+        print(f"waited {waited_s:.0f} s in all for the worker to finish embedding after the conversations")
 
 
 def main() -> None:
@@ -147,6 +194,7 @@ def main() -> None:
     parser.add_argument(
         "--pollute", action="store_true", help="fill the server with other tenants' data first"
     )
+    parser.add_argument("--embeddings", action="store_true", help="recall with the semantic signal on")
     parser.add_argument("--pollute-live", type=int, default=100_000)
     parser.add_argument("--pollute-forgotten", type=int, default=10_000)
     args = parser.parse_args()
@@ -155,10 +203,11 @@ def main() -> None:
     samples = chosen(json.loads(args.data.read_text()), args.conversations)
     print(f"{args.data}: conversations {', '.join(s['sample_id'] for s in samples)}")
     with neo4j_settings() as settings:
+        settings.embeddings = EmbeddingsSettings(enabled=args.embeddings)
         if args.pollute:
             asyncio.run(pollute_server(settings, samples, args.pollute_live, args.pollute_forgotten))
         with served(settings) as url:
-            asyncio.run(run(url, samples))
+            asyncio.run(run(url, samples, settings))
 
 
 if __name__ == "__main__":

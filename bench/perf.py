@@ -12,6 +12,11 @@
     .venv/bin/python bench/perf.py --sizes 10000,100000,1000000
 
 Prints a table; writes bench/results/perf.json, perf.png and profile-recall.txt. Data: bench/dataset.py.
+
+`--embeddings` measures recall with the semantic signal on (results/perf-embeddings.json): the query is
+encoded by the real model, but the bulk memories get random unit vectors, written through the
+worker's own claim and store statements (the model would take the worker hours at 100k on two cores);
+recall's statements cost the same whatever the vectors say, up to how the index's graph is shaped.
 """
 
 from __future__ import annotations
@@ -38,7 +43,10 @@ import dataset
 from common import neo4j_settings, served
 
 from graphsvc.app import Services
+from graphsvc.config import EmbeddingsSettings
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.encoder.minilm import MiniLM
+from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.memory import MemoryService
 
 HERE = Path(__file__).resolve().parent
@@ -71,6 +79,25 @@ class Recorder:
 
     async def write_transaction(self, work: Any, **options: Any) -> Any:
         return await self.store.write_transaction(work, **options)
+
+
+async def random_vectors(store: Any, dimensions: int, seed: int) -> int:
+    """Every memory of the embedding backlog gets a random unit vector, through the worker's own
+    statements (embed/claim, embed/store); returns how many."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    stored = 0
+    while claimed := await store.run("embed/claim", limit=1000, lease_ms=600_000, token="bench"):
+        vectors = rng.standard_normal((len(claimed), dimensions)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        rows = [
+            {"graph": r["graph"], "id": r["id"], "vector": v.tolist()}
+            for r, v in zip(claimed, vectors, strict=True)
+        ]
+        [done] = await store.run("embed/store", token="bench", rows=rows)
+        stored += done["stored"]
+    return stored
 
 
 def summary(seconds: list[float]) -> dict[str, float]:
@@ -223,7 +250,8 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
     services = Services.build(settings)
     await services.start()
     recorder = Recorder(services.store)
-    memory = MemoryService(recorder)  # type: ignore[arg-type]
+    embeddings = EmbeddingService(recorder, MiniLM.load(), "ok") if args.embeddings else None  # type: ignore[arg-type]
+    memory = MemoryService(recorder, embeddings=embeddings)  # type: ignore[arg-type]
     neo = settings.neo4j
     driver = neo4j.AsyncGraphDatabase.driver(
         neo.uri, auth=(neo.user, neo.password.get_secret_value()), notifications_min_severity="OFF"
@@ -250,7 +278,8 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
                 "mcp": version("mcp"),
             },
             "queries": args.queries,
-            "recall_settings": "query only, limit 10, hops 1 (the defaults)",
+            "recall_settings": "query only, limit 10, hops 1 (the defaults)"
+            + (", embeddings on (random vectors for the memories)" if args.embeddings else ""),
             "ingest_side_by_side": {
                 side: round(rate, 1)
                 for side, rate in (await ingest_side_by_side(memory, driver, sizes[0])).items()
@@ -266,6 +295,9 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
                     await ingest(memory, have, n) if n > have else results["ingest_side_by_side"]["graphsvc"]
                 )
                 print(f"{n:,} memories: ingest {rate:,.0f} items/s", file=sys.stderr)
+                if embeddings is not None:
+                    stored = await random_vectors(services.store, MiniLM.dimensions, seed=n)
+                    print(f"{n:,} memories: {stored:,} random vectors stored", file=sys.stderr)
                 have = n
                 latency = await recall_latency(
                     recorder, memory, driver, url, dataset.queries(args.queries, n)
@@ -274,7 +306,9 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
                 print(f"{n:,} memories: {json.dumps(latency)}", file=sys.stderr)
         text = await profile(memory, dataset.queries(100, sizes[-1], seed=5))
         if text:
-            (RESULTS / "profile-recall.txt").write_text(text)
+            (
+                RESULTS / ("profile-recall-embeddings.txt" if args.embeddings else "profile-recall.txt")
+            ).write_text(text)
         if os.environ.get("GRAPHSVC_NEO4J_URI"):
             await forget_graph(driver, GRAPH)
         return results
@@ -354,6 +388,7 @@ def main() -> None:
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--peer-max", type=int, default=100_000, help="largest graph given to the peer")
     parser.add_argument("--peer-queries", type=int, default=60, help="its search returns every hit: slow")
+    parser.add_argument("--embeddings", action="store_true", help="recall with the semantic signal on")
     parser.add_argument("--heap", default="4g")
     parser.add_argument("--pagecache", default="4g")
     parser.add_argument("--peer-from", type=Path, help="reuse the peer's figures from an earlier perf.json")
@@ -365,9 +400,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    saved = args.report or RESULTS / "perf.json"
+    saved = args.report or RESULTS / ("perf-embeddings.json" if args.embeddings else "perf.json")
     if not args.report:
         with neo4j_settings(heap=args.heap, pagecache=args.pagecache) as settings:
+            settings.embeddings = EmbeddingsSettings(enabled=args.embeddings)
             results = asyncio.run(measure(args, settings))
         saved.write_text(json.dumps(results, indent=2) + "\n")
     results = json.loads(saved.read_text())

@@ -24,14 +24,16 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 
 from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.config import ChainSettings, Settings
+from graphsvc.config import ChainSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.models import GraphInput
+from graphsvc.encoder.minilm import MiniLM
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
 from graphsvc.metrics import CONTENT_TYPE, Metrics
 from graphsvc.rest import edge, observe, routes
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, Observer, create_driver
@@ -52,6 +54,18 @@ def build_chain(chain: ChainSettings, deadline_s: float = 10) -> AnchorContract 
     return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id, deadline_s=deadline_s)
 
 
+def build_embeddings(settings: EmbeddingsSettings, store: GraphStore) -> EmbeddingService:
+    """Off unless enabled; "unavailable" (logged; recall keeps to keywords) when the model cannot load."""
+    if not settings.enabled:
+        return EmbeddingService(store, None, "off")
+    try:
+        encoder = MiniLM.load(settings.model_path, settings.tokenizer_path)
+    except GraphsvcError as e:
+        log.warning("embeddings are unavailable, recall uses keywords alone: %s", e)
+        return EmbeddingService(store, None, "unavailable")
+    return EmbeddingService(store, encoder, "ok")
+
+
 @dataclass
 class Services:
     store: GraphStore
@@ -61,6 +75,7 @@ class Services:
     access: AccessService
     locus: LocusService
     settings: Settings
+    embeddings: EmbeddingService
 
     @classmethod
     def build(cls, settings: Settings, observe: Observer | None = None) -> Services:
@@ -84,8 +99,10 @@ class Services:
             lease_ttl_s=settings.chain.lease_ttl_s,
         )
         access = AccessService(store, required=bool(settings.auth.required))
-        memory = MemoryService(store)
-        return cls(store, memory, anchoring, chain, access, LocusService(memory, store), settings)
+        embeddings = build_embeddings(settings.embeddings, store)
+        memory = MemoryService(store, embeddings=embeddings)
+        locus = LocusService(memory, store)
+        return cls(store, memory, anchoring, chain, access, locus, settings, embeddings)
 
     async def start(self) -> None:
         """Schema first (waiting, bounded, for Neo4j); then auth, the chain check and reconciliation.
@@ -100,6 +117,8 @@ class Services:
             log.warning(
                 "upgraded %d graph(s) stored by an older version (keys, term statistics)", len(upgraded)
             )
+        if self.embeddings.on and (marked := await self.embeddings.backfill()):
+            log.warning("%d memories without an embedding joined the embedding backlog", marked)
         [titled] = await self.store.run("anchor/title_batches")
         if titled["titled"]:
             log.warning("titled %d batch(es) sealed by an older version", titled["titled"])
@@ -115,8 +134,16 @@ class Services:
 
     async def health(self) -> dict[str, object]:
         neo4j, chain = await asyncio.gather(self.store.ping(), self._chain_answers())
+        embeddings = self.embeddings.status
         down = [name for name, ok in (("neo4j", neo4j), ("chain", chain)) if ok is False]
-        return {"status": "degraded" if down else "ok", "neo4j": neo4j, "chain": chain, "down": down}
+        down += ["embeddings"] if embeddings == "unavailable" else []
+        return {
+            "status": "degraded" if down else "ok",
+            "neo4j": neo4j,
+            "chain": chain,
+            "embeddings": embeddings,
+            "down": down,
+        }
 
     async def _chain_answers(self) -> bool | None:
         if self.chain is None:
@@ -157,6 +184,19 @@ class Services:
                     except GraphsvcError as e:  # another replica holds the lease, or the chain is away
                         log.info("auto-anchoring of %s skipped: %s", row["graph"], e)
 
+    async def embed_pending(self) -> None:
+        """Embed the backlog batch by batch; once it is empty, look again every interval."""
+        while True:
+            stored = 0
+            try:
+                stored = await self.embeddings.embed_pending()
+            except GraphsvcError as e:  # Neo4j away: the claims lapse and are taken again
+                log.info("embedding postponed: %s", e)
+            except Exception:  # a batch that cannot be embedded must not stop the service
+                log.exception("embedding a batch failed; its claims lapse and it is tried again")
+            if not stored:
+                await asyncio.sleep(self.settings.embeddings.interval_s)
+
     async def _apply_schema(self) -> None:
         async for attempt in AsyncRetrying(
             retry=retry_if_exception_type(Unavailable),
@@ -177,6 +217,9 @@ class Health(BaseModel):
     status: Literal["ok", "degraded"]
     neo4j: bool = Field(description="Neo4j answers")
     chain: bool | None = Field(description="The chain RPC answers (null: no chain is configured)")
+    embeddings: Literal["off", "ok", "unavailable"] = Field(
+        description="off; ok; unavailable: enabled but the model could not load (recall uses keywords alone)"
+    )
     down: list[str] = Field(description="The dependencies that do not answer")
 
 
@@ -191,8 +234,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     services = Services.build(settings, observe=metrics.statement)
     metrics.anchoring = services.anchoring.state
-    if services.chain is not None:  # each background worker's backlog, read at every scrape
+    # Each background worker's backlog, read at every scrape.
+    if services.chain is not None:
         metrics.backlogs["reconcile"] = services.anchoring.unfinished
+    if services.embeddings.on:
+        metrics.backlogs["embeddings"] = services.embeddings.backlog
     mcp = create_mcp_server(
         services.memory,
         services.anchoring,
@@ -203,7 +249,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
-    streamable = mcp.streamable_http_app(transport_security=security)
+    # Stateless: no Mcp-Session-Id kept in this process's memory, so behind a load balancer any replica
+    # serves any request of a client (the tools never call back into the client, which is all that
+    # sessions would add). SSE stays stateful by its nature: the proxy keeps a client on one replica.
+    streamable = mcp.streamable_http_app(transport_security=security, stateless_http=True)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -213,6 +262,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             tasks.append(asyncio.create_task(services.reconcile()))
             if settings.chain.auto_interval_s or settings.chain.auto_pending:
                 tasks.append(asyncio.create_task(services.auto_anchor()))
+        if services.embeddings.on:
+            tasks.append(asyncio.create_task(services.embed_pending()))
         try:
             async with mcp.session_manager.run():
                 yield
@@ -238,8 +289,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)
     async def health(response: Response) -> Health:
-        """Each dependency: `neo4j` and `chain` (null when no chain is configured), and the list of those
-        `down`. 503 when Neo4j is down (nothing can be served); a chain outage only delays anchoring."""
+        """Each dependency: `neo4j` and `chain` (null when no chain is configured), `embeddings` ("off",
+        "ok", or "unavailable": enabled but the model could not load, so recall uses keywords alone), and
+        the list of those `down`. 503 when Neo4j is down (nothing can be served); a chain outage only
+        delays anchoring."""
         state = Health.model_validate(await services.health())
         response.status_code = 200 if state.neo4j else 503
         return state

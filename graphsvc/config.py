@@ -69,6 +69,22 @@ class ChainSettings(BaseModel):
         return template.format(hash=tx_hash) if template else None
 
 
+class EmbeddingsSettings(BaseModel):
+    enabled: bool = Field(
+        default=False,
+        description="Recall's semantic signal (needs the `embeddings` extra); off by default, see README",
+    )
+    model_path: Path | None = Field(
+        default=None, description="An ONNX file of all-MiniLM-L6-v2 instead of the packaged one"
+    )
+    tokenizer_path: Path | None = Field(
+        default=None, description="Its tokenizer.json instead of the packaged one"
+    )
+    interval_s: float = Field(
+        default=1.0, gt=0, description="How often an idle worker looks for new memories"
+    )
+
+
 class AuthSettings(BaseModel):
     required: bool | None = Field(
         default=None,
@@ -99,6 +115,7 @@ class Settings(BaseSettings):
     chain: ChainSettings = ChainSettings()
     auth: AuthSettings = AuthSettings()
     log: LogSettings = LogSettings()
+    embeddings: EmbeddingsSettings = EmbeddingsSettings()
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
     anchor_contract: str | None = Field(default=None, validation_alias=AliasChoices("ANCHOR_CONTRACT"))

@@ -23,10 +23,10 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
-from eth_abi import decode, encode
-from eth_utils import keccak
+from eth_abi.abi import decode, encode
+from eth_utils.crypto import keccak
 from pydantic import ValidationError
 
 from graphsvc.domain.hashing import envelope_hash
@@ -85,7 +85,7 @@ def load_bundle(data: bytes) -> ProofBundle:
         raise BundleError("not a proof bundle (nested too deeply)") from e
     if not isinstance(parsed, dict):
         raise BundleError("not a proof bundle (expected a JSON object)")
-    schema = parsed.get("schema")
+    schema = cast(dict[str, object], parsed).get("schema")
     if schema != "graphsvc.proof/v2":
         named = f"schema is {schema!r}" if isinstance(schema, str) and len(schema) <= 64 else "no schema"
         raise BundleError(f"{named}; this verifier reads 'graphsvc.proof/v2' bundles")
@@ -107,7 +107,7 @@ class Rpc:
         self.url, self.timeout = url, timeout
         self.shown = public_url(url)
 
-    def __call__(self, method: str, *params: Any) -> Any:
+    def __call__(self, method: str, *params: object) -> object:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
         request = urllib.request.Request(self.url, body, {"content-type": "application/json"})
         try:
@@ -120,14 +120,38 @@ class Rpc:
             raise RpcError(f"cannot reach the RPC at {self.shown}: {reason}") from e
         except ValueError as e:
             raise RpcError(f"the RPC at {self.shown} did not answer JSON-RPC") from e
-        if not isinstance(reply, dict) or "error" in reply or "result" not in reply:
-            error = reply.get("error") if isinstance(reply, dict) else None
-            message = error.get("message") if isinstance(error, dict) else "no result"
-            raise RpcError(f"the RPC at {self.shown} refused {method}: {message}")
-        return reply["result"]
+        answer = _object(reply, f"the RPC at {self.shown} did not answer JSON-RPC")
+        if "error" in answer or "result" not in answer:
+            error = answer.get("error")
+            message = cast(dict[str, object], error).get("message") if isinstance(error, dict) else None
+            raise RpcError(f"the RPC at {self.shown} refused {method}: {message or 'no result'}")
+        return answer["result"]
 
 
-def verify_bundle(bundle: ProofBundle, rpc: Callable[..., Any], contract: str | None = None) -> Report:
+RpcCall = Callable[..., object]
+
+
+def _object(value: object, problem: str) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise RpcError(problem)
+    return cast(dict[str, object], value)
+
+
+def _quantity(value: object, what: str) -> int:
+    """A JSON-RPC quantity (0x-hex), or RpcError: a broken or hostile RPC is a failed check."""
+    if isinstance(value, str) and value.startswith("0x"):
+        try:
+            return int(value, 16)
+        except ValueError:
+            pass
+    raise RpcError(f"the RPC answered {what} that is not a quantity")
+
+
+def _text(value: object) -> str:
+    return value.lower() if isinstance(value, str) else ""
+
+
+def verify_bundle(bundle: ProofBundle, rpc: RpcCall, contract: str | None = None) -> Report:
     """Run every check; `contract` pins the address the caller trusts (else the bundle's is used)."""
     checks = [_hash_check(bundle), _proof_check(bundle)]
     try:
@@ -168,12 +192,10 @@ def _proof_check(bundle: ProofBundle) -> Check:
     return Check("proof", False, f"the Merkle proof ({steps}) does not fold leaf 0x{leaf.hex()} to the root")
 
 
-def _chain_checks(
-    bundle: ProofBundle, rpc: Callable[..., Any], address: str, pinned: bool, checks: list[Check]
-) -> None:
+def _chain_checks(bundle: ProofBundle, rpc: RpcCall, address: str, pinned: bool, checks: list[Check]) -> None:
     """Append the on-chain checks in order, stopping at the first that fails."""
     anchor = bundle.anchor
-    served = int(rpc("eth_chainId"), 16)
+    served = _quantity(rpc("eth_chainId"), "a chain id")
     if served != anchor.chainId:
         message = f"the RPC serves chain {served}; the bundle was anchored on chain {anchor.chainId}"
         checks.append(Check("chain", False, message))
@@ -193,16 +215,19 @@ def _chain_checks(
         checks.append(_event_check(bundle, rpc, address))
 
 
-def _anchor_of(rpc: Callable[..., Any], address: str, root: str, block: str) -> tuple[int, int, int, int]:
+def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> tuple[int, int, int, int]:
     data = "0x" + (ANCHOR_OF + encode(["bytes32"], [bytes.fromhex(root[2:])])).hex()
     result = rpc("eth_call", {"to": address, "data": data}, block)
     try:
-        return decode(["uint64", "uint64", "uint32", "uint64"], bytes.fromhex(result[2:]))
+        anchored_at, block_number, leaves, seq = decode(
+            ["uint64", "uint64", "uint32", "uint64"], bytes.fromhex(str(result)[2:])
+        )
+        return int(anchored_at), int(block_number), int(leaves), int(seq)
     except Exception as e:  # eth_abi raises several types for short or malformed data
         raise RpcError(f"the contract at {address} does not answer anchorOf") from e
 
 
-def _root_check(bundle: ProofBundle, rpc: Callable[..., Any], address: str) -> Check:
+def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     anchor = bundle.anchor
     anchored_at, block, leaves, seq = _anchor_of(rpc, address, bundle.root, "finalized")
     if anchored_at == 0:
@@ -222,21 +247,25 @@ def _root_check(bundle: ProofBundle, rpc: Callable[..., Any], address: str) -> C
     )
 
 
-def _event_check(bundle: ProofBundle, rpc: Callable[..., Any], address: str) -> Check:
+def _event_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     tx = bundle.anchor.txHash
-    receipt = rpc("eth_getTransactionReceipt", tx)
-    if not receipt:
+    answer = rpc("eth_getTransactionReceipt", tx)
+    if not answer:
         return Check("event", False, f"transaction {tx} is not on this chain")
+    receipt = _object(answer, "the RPC answered a receipt that is not an object")
     if (
-        int(receipt.get("status", "0x0"), 16) != 1
-        or int(receipt["blockNumber"], 16) != bundle.anchor.blockNumber
+        _quantity(receipt.get("status"), "a status") != 1
+        or _quantity(receipt.get("blockNumber"), "a block number") != bundle.anchor.blockNumber
     ):
         return Check(
             "event", False, f"transaction {tx} failed or is not in block {bundle.anchor.blockNumber}"
         )
-    for log in receipt.get("logs") or []:
-        topics = [t.lower() for t in log.get("topics") or []]
-        if log.get("address", "").lower() == address and topics[:2] == [ROOT_ANCHORED, bundle.root]:
+    logs = receipt.get("logs")
+    for log in cast(list[object], logs) if isinstance(logs, list) else []:
+        entry = _object(log, "the RPC answered a log that is not an object")
+        topics = entry.get("topics")
+        said = [_text(t) for t in cast(list[object], topics)] if isinstance(topics, list) else []
+        if _text(entry.get("address")) == address and said[:2] == [ROOT_ANCHORED, bundle.root]:
             return Check("event", True, f"transaction {tx} emitted RootAnchored for this root")
     return Check("event", False, f"transaction {tx} emitted no RootAnchored for this root from {address}")
 

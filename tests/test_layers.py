@@ -41,6 +41,10 @@ RULES = [
             "graphsvc.chain",
             "graphsvc.rest",
             "graphsvc.mcpserver",
+            "graphsvc.encoder",
+            "onnxruntime",
+            "tokenizers",
+            "numpy",
         ),
     ),
     ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
@@ -88,3 +92,12 @@ def test_only_the_metrics_module_imports_prometheus_client() -> None:
         if any(name.split(".")[0] == "prometheus_client" for name in _imports(path))
     }
     assert users == {"metrics.py"}
+
+
+def test_only_the_encoder_package_imports_the_model_runtime() -> None:
+    users = {
+        path.relative_to(PACKAGE).parts[0]
+        for path in PACKAGE.rglob("*.py")
+        if any(name.split(".")[0] in ("onnxruntime", "tokenizers", "numpy") for name in _imports(path))
+    }
+    assert users == {"encoder"}

@@ -13,6 +13,7 @@ import time
 import unicodedata
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -257,7 +258,11 @@ def _remember_input(i: int, graph: str) -> RememberInput:
         EntityIn(label=["Person", "Token", "Place"][j % 3], name=f"{ENTITY_NAMES[j % len(ENTITY_NAMES)]} {j}")
         for j in range(count)
     ]
-    return RememberInput(text=text, tags=tags, entities=entities, graph=graph)
+    # now and then a graphsvc.memory/v2 envelope (validity given; null where not)
+    temporal = {"validFrom": datetime(2020 + i % 5, 1 + i % 12, 1, tzinfo=UTC)} if i % 6 == 5 else {}
+    if i % 12 == 11:
+        temporal["validTo"] = datetime(2031, 1, 1, tzinfo=UTC)
+    return RememberInput(text=text, tags=tags, entities=entities, graph=graph, **temporal)
 
 
 # (name, tamper): each makes one change to a copy of a bundle; `ctx` has other bundles' values to borrow

@@ -15,12 +15,13 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import aiohttp
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-from eth_utils import keccak
+from eth_typing import HexStr
+from eth_utils.crypto import keccak
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -31,6 +32,7 @@ from tenacity import (
 from web3 import AsyncHTTPProvider, AsyncWeb3
 from web3 import exceptions as w3err
 from web3.logs import DISCARD
+from web3.types import TxParams
 
 from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured, public_url
 
@@ -59,9 +61,10 @@ def _transient(error: BaseException) -> bool:
 
 def _rpc_reason(error: Exception) -> str:
     """What the node said (its JSON-RPC error message), or the error's type: never a URL."""
-    response = getattr(error, "rpc_response", None)
-    if isinstance(response, dict) and isinstance(response.get("error"), dict):
-        return str(response["error"].get("message", ""))[:200] or type(error).__name__
+    response: object = getattr(error, "rpc_response", None)
+    detail = cast(dict[str, object], response).get("error") if isinstance(response, dict) else None
+    if isinstance(detail, dict):
+        return str(cast(dict[str, object], detail).get("message", ""))[:200] or type(error).__name__
     return type(error).__name__
 
 
@@ -188,7 +191,7 @@ class AnchorContract:
         )
         await self.broadcast(signed.raw)
         receipt = await self._rpc(
-            lambda: self.w3.eth.wait_for_transaction_receipt(signed.tx_hash, timeout=60)
+            lambda: self.w3.eth.wait_for_transaction_receipt(HexStr(signed.tx_hash), timeout=60)
         )
         return str(receipt["contractAddress"])
 
@@ -198,7 +201,9 @@ class AnchorContract:
             nonce = await self.pending_nonce()
         fee_keys = ("gas", "gasPrice", "maxFeePerGas", "maxPriorityFeePerGas")
         tx = {k: v for k, v in tx.items() if k not in fee_keys}
-        estimate = await self._rpc(lambda: self.w3.eth.estimate_gas({**tx, "from": account.address}))
+        estimate = await self._rpc(
+            lambda: self.w3.eth.estimate_gas(cast(TxParams, {**tx, "from": account.address}))
+        )
         priority = await self._rpc(lambda: self.w3.eth.max_priority_fee)
         block = await self._rpc(lambda: self.w3.eth.get_block("latest"))
         base_fee = int(block.get("baseFeePerGas") or 0)
@@ -241,7 +246,7 @@ class AnchorContract:
 
         async def send() -> None:
             try:
-                await self.w3.eth.send_raw_transaction(raw)
+                await self.w3.eth.send_raw_transaction(HexStr(raw))
             except w3err.Web3RPCError as e:
                 message = f"{_rpc_reason(e)} {e}".lower()
                 if not any(s in message for s in ("already known", "nonce too low", "already imported")):

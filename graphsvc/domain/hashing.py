@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from typing import Any, cast
 
 import rfc8785
-from eth_utils import keccak
+from eth_utils.crypto import keccak
 
 ENVELOPE_SCHEMA = "graphsvc.memory/v1"
 # v1 plus `supersedes` (sorted ids), `validFrom` and `validTo` (instants or null): the envelope of a
@@ -64,7 +65,7 @@ def envelope_hash(envelope: Mapping[str, object]) -> str:
         ValueError: the envelope holds a value RFC 8785 cannot canonicalise (e.g. a huge integer).
     """
     try:
-        return "0x" + keccak(rfc8785.dumps(envelope)).hex()
+        return "0x" + keccak(rfc8785.dumps(cast(Any, envelope))).hex()
     except (rfc8785.CanonicalizationError, RecursionError) as e:
         raise ValueError(f"the envelope cannot be canonicalised: {e}") from e
 
@@ -94,4 +95,4 @@ def content_key(
     }
     if temporal:
         content["temporal"] = dict(temporal)
-    return hashlib.sha256(rfc8785.dumps(content)).hexdigest()
+    return hashlib.sha256(rfc8785.dumps(cast(Any, content))).hexdigest()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import AfterValidator, AliasChoices, Field, WithJsonSchema
 
@@ -21,10 +21,10 @@ from graphsvc.domain.models import (
     DEFAULT_GRAPH,
     NOT_BLANK,
     SPACES,
+    ContractInput,
+    ContractOutput,
     Graph,
     Query,
-    _In,
-    _Out,
     has_words,
 )
 
@@ -76,9 +76,10 @@ PAYLOAD_SCHEMA: dict[str, Any] = {
 
 
 def _topic_value(payload: Any) -> tuple[Any, Any] | None:
-    data = payload.get("data") if isinstance(payload, dict) else None
+    data: Any = cast(dict[str, Any], payload).get("data") if isinstance(payload, dict) else None
     if isinstance(data, dict) and {"topic", "value"} <= data.keys():
-        return data["topic"], data["value"]
+        fields = cast(dict[str, Any], data)
+        return fields["topic"], fields["value"]
     return None
 
 
@@ -87,10 +88,10 @@ def _check_payload(payload: Any) -> Any:
         raise ValueError("a payload is a JSON object or a string")
     if isinstance(payload, str) and len(payload) > TEXT_MAX:
         raise ValueError(f"a string payload has at most {TEXT_MAX} characters")
-    texts = [payload] if isinstance(payload, str) else list(_topic_value(payload) or ())
+    texts: list[Any] = [payload] if isinstance(payload, str) else list(_topic_value(payload) or ())
     if any(isinstance(text, str) and CONTROL.search(text) for text in texts):
         raise ValueError("the payload's text (a string, or data.topic and data.value) has control characters")
-    return payload
+    return cast(Any, payload)
 
 
 def _printable(text: str) -> str:
@@ -99,7 +100,7 @@ def _printable(text: str) -> str:
     return text if len(text) <= TEXT_MAX else text[: TEXT_MAX - 1] + "…"
 
 
-class StoreEventInput(_In):
+class StoreEventInput(ContractInput):
     event_kind: EventKind = Field(validation_alias=AliasChoices("event_kind", "event_type", "eventType"))
     payload: Annotated[Any, AfterValidator(_check_payload), WithJsonSchema(PAYLOAD_SCHEMA)] = Field(
         default=None,
@@ -139,7 +140,7 @@ class StoreEventInput(_In):
         return f"{self.event_kind} on {self.context_id}" if self.context_id else self.event_kind
 
 
-class StoreEventResult(_Out):
+class StoreEventResult(ContractOutput):
     event_id: str
     hash: str
     event_kind: str
@@ -148,7 +149,7 @@ class StoreEventResult(_Out):
     links: list[dict[str, str]]
 
 
-class RetrieveInput(_In):
+class RetrieveInput(ContractInput):
     query: Query
     limit: int = Field(default=10, ge=1, le=50)
     context_ids: ContextIds | None = None
@@ -159,7 +160,7 @@ class RetrieveInput(_In):
     graph: Graph = DEFAULT_GRAPH
 
 
-class RetrievedMemory(_Out):
+class RetrievedMemory(ContractOutput):
     text: str
     score: float
     event_kind: str | None
@@ -169,12 +170,12 @@ class RetrievedMemory(_Out):
     context_ids: list[str] | None = None
 
 
-class RetrieveResult(_Out):
+class RetrieveResult(ContractOutput):
     memories: list[RetrievedMemory]
     total: int
 
 
-class ListContextsInput(_In):
+class ListContextsInput(ContractInput):
     context_type: Annotated[str, Field(max_length=64)] | None = None
     context_name: Annotated[str, Field(max_length=CONTEXT_MAX)] | None = None
     limit: int = Field(default=100, ge=1, le=1000)
@@ -182,14 +183,14 @@ class ListContextsInput(_In):
     graph: Graph = DEFAULT_GRAPH
 
 
-class ContextInfo(_Out):
+class ContextInfo(ContractOutput):
     context_id: str
     context_type: str
     context_name: str
     events: int
 
 
-class ListContextsResult(_Out):
+class ListContextsResult(ContractOutput):
     contexts: list[ContextInfo]
     total: int
     page: int
@@ -202,7 +203,7 @@ def _empty_or_words(value: str) -> str:
     return value
 
 
-class InsightsInput(_In):
+class InsightsInput(ContractInput):
     task: Query
     # An empty locus_query means the task; otherwise it needs a word.
     locus_query: (
@@ -219,7 +220,7 @@ class InsightsInput(_In):
     graph: Graph = DEFAULT_GRAPH
 
 
-class Knowledge(_Out):
+class Knowledge(ContractOutput):
     id: str
     text: str
     event_kind: str | None
@@ -227,12 +228,12 @@ class Knowledge(_Out):
     score: float
 
 
-class Contradiction(_Out):
+class Contradiction(ContractOutput):
     id: str
     text: str
 
 
-class ContextInsight(_Out):
+class ContextInsight(ContractOutput):
     context_id: str
     knowledge: list[Knowledge]
     reinforced: int = Field(description="REINFORCES edges into this context")
@@ -240,7 +241,7 @@ class ContextInsight(_Out):
     most_recent: Knowledge | None
 
 
-class InsightsResult(_Out):
+class InsightsResult(ContractOutput):
     task: str
     insights: list[ContextInsight]
     ungrouped: list[Knowledge]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from eth_abi import encode
-from eth_utils import keccak
+from eth_abi.abi import encode
+from eth_utils.crypto import keccak
 
 MEMORY_LEAF_TYPES = ("string", "bytes32")  # (memory id, memory hash)
 
@@ -67,7 +67,7 @@ class MerkleTree:
     def proof(self, leaf: bytes) -> list[bytes]:
         """Sibling hashes from `leaf` up to the root (empty for a one-leaf tree)."""
         index = self.positions[leaf]
-        proof = []
+        proof: list[bytes] = []
         while index > 0:
             proof.append(self.nodes[index + 1 if index % 2 else index - 1])
             index = (index - 1) // 2

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -24,6 +25,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.config import JsonDict
 
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
@@ -107,9 +109,11 @@ def json_problem(value: Any, depth: int = 0) -> str | None:
     if isinstance(value, str):
         return None if value.isascii() or _encodes(value) else "text must be valid Unicode"
     if isinstance(value, dict):
-        value = [*value.keys(), *value.values()]
+        mapping = cast(dict[Any, Any], value)
+        value = [*mapping.keys(), *mapping.values()]
     if isinstance(value, list | tuple):
-        return next((p for item in value if (p := json_problem(item, depth + 1))), None)
+        items = cast(Sequence[Any], value)
+        return next((p for item in items if (p := json_problem(item, depth + 1))), None)
     return None
 
 
@@ -132,14 +136,14 @@ def _kind(value: Any) -> str:
 def _prop_value(key: str, value: Any) -> Any:
     """A property value as Neo4j stores it: a scalar or a list of one kind, integers within int64
     (a list of numbers holding a float holds floats only)."""
-    items = value if isinstance(value, list) else [value]
+    items: list[Any] = cast(list[Any], value) if isinstance(value, list) else [value]
     if not all(isinstance(v, str | bool | int | float) for v in items) or len({_kind(v) for v in items}) > 1:
         raise ValueError(f"property {key!r} must be a string, number, boolean or a list of one of those")
     if any(_number(v) and isinstance(v, int) and not INT64[0] <= v <= INT64[1] for v in items):
         raise ValueError(f"property {key!r}: integers must lie within the 64-bit range")
-    if isinstance(value, list) and any(isinstance(v, float) for v in value):
-        return [float(v) for v in value]
-    return value
+    if isinstance(value, list) and any(isinstance(v, float) for v in items):
+        return [float(v) for v in items]
+    return cast(Any, value)
 
 
 def _check_props(props: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +169,7 @@ _PROP_NUMBER = {
         {"type": "number", "not": {"type": "integer"}},
     ]
 }
-_PROPS_SCHEMA = {
+_PROPS_SCHEMA: dict[str, Any] = {
     "propertyNames": {"pattern": PROP_KEY, "not": {"enum": ["graph", "id"]}},
     "additionalProperties": {
         "anyOf": [
@@ -221,7 +225,7 @@ Instant = Annotated[datetime, AfterValidator(_utc)]
 MemoryId = Annotated[str, Field(pattern=MEMORY_ID, description="Id of the Memory node (mem_...)")]
 
 
-class _In(BaseModel):
+class ContractInput(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
     @field_validator("*", mode="before")
@@ -233,14 +237,14 @@ class _In(BaseModel):
         return value
 
 
-class _Out(BaseModel):
+class ContractOutput(BaseModel):
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
 
-class EntityIn(_In):
+class EntityIn(ContractInput):
     label: Label = Field(description='Node label, e.g. "Person", "Token", "Pool"')
     name: Name = Field(description="Display name of the entity")
 
@@ -249,16 +253,16 @@ class EntityIn(_In):
         return f"{self.label}:{self.name}"
 
 
-class RelationIn(_In):
+class RelationIn(ContractInput):
     from_: Name = Field(alias="from", description="Source entity name (in entities or the graph), or its id")
     type: RelType = Field(description='Relation type, e.g. "AVOIDS", "TRADES_ON"')
     to: Name = Field(description="Target entity name (in entities or the graph), or its id")
 
 
-class RememberInput(_In):
+class RememberInput(ContractInput):
     text: Text = Field(description="The fact to remember (1-4000 characters)")
-    entities: list[EntityIn] = Field(default_factory=list, max_length=100)
-    relations: list[RelationIn] = Field(default_factory=list, max_length=100)
+    entities: list[EntityIn] = Field(default_factory=list[EntityIn], max_length=100)
+    relations: list[RelationIn] = Field(default_factory=list[RelationIn], max_length=100)
     tags: list[Tag] = Field(default_factory=list, max_length=32, description="Free-form tags")
     supersedes: list[MemoryId] = Field(
         default_factory=list,
@@ -281,7 +285,7 @@ class RememberInput(_In):
 BATCH_LIMIT = 1000
 
 
-class RememberBatchInput(_In):
+class RememberBatchInput(ContractInput):
     # Published as remember inputs, checked one by one (services.bulk): a bad item is rejected alone.
     items: list[SkipValidation[RememberInput]] = Field(
         min_length=1,
@@ -291,7 +295,7 @@ class RememberBatchInput(_In):
     graph: Graph = DEFAULT_GRAPH
 
 
-class RecallInput(_In):
+class RecallInput(ContractInput):
     # recall needs a query with a word in it, an entity, or both.
     model_config = ConfigDict(
         json_schema_extra={
@@ -322,7 +326,7 @@ class RecallInput(_In):
         return entity
 
 
-class LinkInput(_In):
+class LinkInput(ContractInput):
     from_: EntityIn = Field(alias="from")
     type: RelType = Field(description='UPPER_SNAKE_CASE, e.g. "TRADES_ON"')
     to: EntityIn
@@ -330,7 +334,7 @@ class LinkInput(_In):
         default_factory=dict,
         max_length=32,
         description="Strings, numbers (64-bit integer range), booleans, or lists of one of those",
-        json_schema_extra=_PROPS_SCHEMA,
+        json_schema_extra=cast(JsonDict, _PROPS_SCHEMA),
     )
     graph: Graph = DEFAULT_GRAPH
 
@@ -348,7 +352,7 @@ StartIds = Annotated[
 ]
 
 
-class ExploreInput(_In):
+class ExploreInput(ContractInput):
     start: StartIds = Field(description="Node id(s) to start from (1 to 100)")
     maxDepth: int = Field(default=2, ge=0, le=3)
     direction: Literal["out", "in", "both"] = "both"
@@ -361,11 +365,11 @@ class ExploreInput(_In):
         return list(dict.fromkeys(self.start))
 
 
-class GraphInput(_In):
+class GraphInput(ContractInput):
     graph: Graph = DEFAULT_GRAPH
 
 
-class IdInput(_In):
+class IdInput(ContractInput):
     id: MemoryId
     graph: Graph = DEFAULT_GRAPH
 
@@ -373,26 +377,26 @@ class IdInput(_In):
 # ---- outputs --------------------------------------------------------------------------------------
 
 
-class EntityOut(_Out):
+class EntityOut(ContractOutput):
     id: str
     label: str
     name: str
 
 
-class Edge(_Out):
+class Edge(ContractOutput):
     from_: str = Field(alias="from")
     type: str
     to: str
 
 
-class RememberResult(_Out):
+class RememberResult(ContractOutput):
     id: str
     hash: str
     entities: list[EntityOut]
     edges: list[Edge]
 
 
-class RememberReceipt(_Out):
+class RememberReceipt(ContractOutput):
     """One item of a bulk remember: created, a duplicate of a memory with the same content in the
     same graph (its id), or rejected with the reason (nothing of it was written)."""
 
@@ -415,7 +419,7 @@ class RememberReceipt(_Out):
         return self._failure
 
 
-class RememberBatchResult(_Out):
+class RememberBatchResult(ContractOutput):
     receipts: list[RememberReceipt]
     created: int
     duplicates: int
@@ -435,7 +439,7 @@ class RememberBatchResult(_Out):
         )
 
 
-class RecalledMemory(_Out):
+class RecalledMemory(ContractOutput):
     id: str
     text: str
     score: float
@@ -450,13 +454,13 @@ class RecalledMemory(_Out):
     )
 
 
-class RecallResult(_Out):
+class RecallResult(ContractOutput):
     memories: list[RecalledMemory]
     relations: list[str]
     contextTruncated: bool
     # The context graph behind `relations`, kept for the text rendering (not serialised).
     _nodes: list[str] = PrivateAttr(default_factory=list)
-    _edges: list[tuple[str, str, str]] = PrivateAttr(default_factory=list)
+    _edges: list[tuple[str, str, str]] = PrivateAttr(default_factory=list[tuple[str, str, str]])
 
     @classmethod
     def build(
@@ -475,7 +479,7 @@ class RecallResult(_Out):
         return self._nodes, self._edges
 
 
-class LinkResult(_Out):
+class LinkResult(ContractOutput):
     id: str
     from_: EntityOut = Field(alias="from")
     type: str
@@ -484,7 +488,7 @@ class LinkResult(_Out):
     created: bool
 
 
-class ExploreNode(_Out):
+class ExploreNode(ContractOutput):
     id: str
     label: str
     text: str
@@ -495,18 +499,18 @@ class ExploreEdge(Edge):
     id: str
 
 
-class ExploreResult(_Out):
+class ExploreResult(ContractOutput):
     nodes: list[ExploreNode]
     edges: list[ExploreEdge]
     truncated: bool
 
 
-class ForgetResult(_Out):
+class ForgetResult(ContractOutput):
     id: str
     deleted: bool
 
 
-class AnchorResult(_Out):
+class AnchorResult(ContractOutput):
     """anchor_now. `status` says which envelope this is: "anchored" (final on chain: verify_memory
     passes) and "not_final" (on chain, not final within the finality timeout; `reason` says so) set
     every field; "nothing_pending" and "not_configured" set only `reason`."""
@@ -521,7 +525,7 @@ class AnchorResult(_Out):
     reason: str | None = None
 
 
-class VerifyResult(_Out):
+class VerifyResult(ContractOutput):
     id: str
     verified: bool
     hashValid: bool
@@ -534,3 +538,12 @@ class VerifyResult(_Out):
     problem: str | None
     # Proof length, for the text rendering (not serialised).
     _steps: int = PrivateAttr(default=0)
+
+    def with_steps(self, steps: int) -> VerifyResult:
+        """Note the proof's length (for the text rendering)."""
+        self._steps = steps
+        return self
+
+    @property
+    def steps(self) -> int:
+        return self._steps

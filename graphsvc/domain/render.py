@@ -38,7 +38,7 @@ def _edges_line(edges: list[str]) -> str:
 
 def _when(memory: RecalledMemory) -> str:
     """Validity, when the memory has any: its interval, and what superseded it."""
-    notes = []
+    notes: list[str] = []
     if memory.validFrom or memory.validTo:
         notes.append(f"valid {memory.validFrom or '…'} to {memory.validTo or '…'}")
     if memory.supersededBy:
@@ -108,7 +108,7 @@ def verify_text(result: VerifyResult) -> str:
         head,
         f"  {mark(result.hashValid)} stored hash matches content",
         f"  {mark(result.anchored)} belongs to an anchor batch",
-        f"  {mark(result.proofValid)} Merkle proof valid ({result._steps}-step)",
+        f"  {mark(result.proofValid)} Merkle proof valid ({result.steps}-step)",
         f"  {mark(result.onChain)} root recorded on Monad",
     ]
     if result.txHash:

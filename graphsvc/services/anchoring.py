@@ -16,7 +16,8 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -31,6 +32,7 @@ from graphsvc.services.ports import Row, Store
 log = logging.getLogger(__name__)
 MAX_BATCH = 100_000
 RECEIPT_POLL_S = 0.25
+LEASE_WAIT_S = 5.0  # anchor_now waits this long for another replica's batch before answering 409
 UNFINISHED = ["SEALED", "SIGNED", "SUBMITTED", "INCLUDED"]
 
 
@@ -169,14 +171,35 @@ class AnchoringService:
             explorerUrl=self._explorer_url(batch["txHash"]),
         )
 
-    def _leased(self) -> _Lease:
-        return _Lease(self)
+    @asynccontextmanager
+    async def _leased(self) -> AsyncGenerator[int]:
+        """The anchoring lease (and this process's lock), renewed while held; yields its fence."""
+        async with self._lock:
+            fence = await self._acquire_within(LEASE_WAIT_S)
+            renewing = asyncio.create_task(self.renew(fence))
+            try:
+                yield fence
+            finally:
+                renewing.cancel()
+                await self.release()
 
     async def acquire(self) -> int:
         rows = await self._store.run("anchor/lease", owner=self.owner, ttlMs=self._lease_ttl_ms)
         if not rows:
             raise Conflict("another graphsvc replica is anchoring right now; try again shortly")
         return int(rows[0]["fence"])
+
+    async def _acquire_within(self, seconds: float) -> int:
+        """The lease, waiting up to `seconds` for another replica to finish (a batch takes a second or
+        two) before answering Conflict."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                return await self.acquire()
+            except Conflict:
+                if time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(RECEIPT_POLL_S)
 
     async def renew(self, fence: int) -> None:
         """Keep the lease while working: every third of its time-to-live, until cancelled."""
@@ -202,7 +225,8 @@ class AnchoringService:
         """
         chain = self._require_chain()
         rows = await self._store.run("anchor/unfinished", statuses=UNFINISHED)
-        finished, stuck = [], []
+        finished: list[Row] = []
+        stuck: list[ChainUnavailable] = []
         for batch in (row["batch"] for row in rows):
             if graph is not None and batch["graph"] != graph:
                 continue
@@ -374,7 +398,11 @@ class AnchoringService:
             problems.append(f"its batch is {batch['status']}, not yet on chain: run anchor_now to finish it")
         elif not proof_valid:
             problems.append("the Merkle proof does not fold to the batch root")
-        on_chain = anchored and await self._on_chain(batch, req.id, stored_hash, proof, problems)
+        on_chain = (
+            batch is not None
+            and anchored
+            and await self._on_chain(batch, req.id, stored_hash, proof, problems)
+        )
         tx_hash = batch.get("txHash") if batch else None
         result = VerifyResult(
             id=req.id,
@@ -388,8 +416,7 @@ class AnchoringService:
             explorerUrl=self._explorer_url(tx_hash) if tx_hash else None,
             problem="; ".join(problems) or None,
         )
-        result._steps = len(proof)
-        return result
+        return result.with_steps(len(proof))
 
     async def _on_chain(
         self, batch: Row, memory_id: str, stored_hash: str, proof: list[str], problems: list[str]
@@ -448,30 +475,6 @@ class AnchoringService:
                 explorerUrl=self._explorer_url(batch["txHash"]),
             ),
         )
-
-
-class _Lease:
-    """`async with` the anchoring lease (and this process's lock)."""
-
-    def __init__(self, service: AnchoringService):
-        self._service = service
-
-    async def __aenter__(self) -> int:
-        await self._service._lock.acquire()
-        try:
-            fence = await self._service.acquire()
-        except BaseException:
-            self._service._lock.release()
-            raise
-        self._renewing = asyncio.create_task(self._service.renew(fence))
-        return fence
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._renewing.cancel()
-        try:
-            await self._service.release()
-        finally:
-            self._service._lock.release()
 
 
 def _proof(row: Row) -> list[str]:

@@ -4,6 +4,7 @@ so a bad one is rejected with its reason while the others land."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -23,7 +24,7 @@ async def remember_items(
         problem = None
         if not isinstance(item, dict):
             problem = "an item must be a JSON object"
-        elif graph is not None and item.get("graph", graph) != graph:
+        elif graph is not None and cast(dict[str, Any], item).get("graph", graph) != graph:
             problem = f"graph: this batch writes to {graph!r} only"
         else:
             try:

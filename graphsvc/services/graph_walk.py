@@ -20,7 +20,7 @@ class Node:
     text: str
     depth: int
     degree: int
-    tags: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list[str])
     anchorId: str | None = None
 
     @property

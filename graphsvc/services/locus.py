@@ -95,10 +95,10 @@ class LocusService:
                 "locus/event_facts", graph=req.graph, ids=[m.id for m in recalled.memories]
             )
         }
-        found = []
+        found: list[RetrievedMemory] = []
         for memory in recalled.memories:
-            fact = facts.get(memory.id, {})
-            contexts = fact.get("contexts") or []
+            fact: dict[str, Any] = facts.get(memory.id, {})
+            contexts: list[str] = fact.get("contexts") or []
             if _wanted(contexts, req.context_ids, req.context_types):
                 found.append(
                     RetrievedMemory(
@@ -141,7 +141,7 @@ class LocusService:
             )
         )
         groups: dict[str, list[Knowledge]] = {}
-        ungrouped = []
+        ungrouped: list[Knowledge] = []
         for memory in retrieved.memories:
             knowledge = Knowledge(
                 id=memory.id or "",

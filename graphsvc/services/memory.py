@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -36,6 +36,7 @@ from graphsvc.domain.models import (
 )
 from graphsvc.domain.render import clip
 from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound
+from graphsvc.services.embeddings import EmbeddingService, Semantic
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
 from graphsvc.services.group_commit import GroupCommit
 from graphsvc.services.keywords import OWN_TEXT_WEIGHT, graph_key, keywords, lucene_query, words
@@ -59,6 +60,7 @@ TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no 
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
 NAMED_BOOST = 1.3  # text score factor for a memory that mentions an entity the query names
 RETRY_WINDOW_S = 300  # a remember of the same content within it is a retry: the stored receipt answers
+SEMANTIC_WEIGHT = 1.5  # the weight of a memory's query similarity when embeddings are on (README: scoring)
 
 
 def new_id(prefix: str) -> str:
@@ -196,9 +198,15 @@ def _temporal(req: RememberInput) -> dict[str, Any]:
 
 
 class MemoryService:
-    def __init__(self, store: Store, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        embeddings: EmbeddingService | None = None,
+    ):
         self._store = store
         self._clock = clock
+        self._embeddings = embeddings
         self._commits: GroupCommit[_Draft, RememberReceipt] = GroupCommit(self._flush)
 
     # ---- remember -------------------------------------------------------------------------------
@@ -299,8 +307,7 @@ class MemoryService:
 
         return await self._store.write_transaction(work)
 
-    @staticmethod
-    async def _create(tx: Reader, graph: str, written: list[_Draft]) -> None:
+    async def _create(self, tx: Reader, graph: str, written: list[_Draft]) -> None:
         """The memories, in remember order after the positions claimed here, and the windows they touch."""
         [claim] = await tx.run("memory/claim_seq", graph=graph, count=len(written))
         recent = [(row["id"], row["text"]) for row in claim["recent"]]
@@ -321,6 +328,8 @@ class MemoryService:
         # A step of its own: the graph's term statistics follow what the index now holds.
         added = [c for d in written for c in fields_of(d.req.text, window[d.id], d.tags, 1)]
         await _count_terms(tx, graph, added + rewindowed(replaced))
+        if self._embeddings is not None:
+            await self._embeddings.mark_pending(tx, graph, [d.id for d in written])
 
     @staticmethod
     async def _resolve(
@@ -400,12 +409,15 @@ class MemoryService:
             if not ids:
                 raise NotFound(f"no entity named {req.entity!r} in graph {req.graph!r}")
             start += [Node.from_row(row, -1) for row in await fetch_nodes(self._store, req.graph, ids)]
+        vector = self._embeddings.encode_query(req.query) if self._embeddings else None
         text_scores: dict[str, float] = {}
         if lucene is not None:
             hits = await self._keyword_hits(req.graph, lucene, req.query or "")
             best = max((row["score"] for row in hits), default=1.0) or 1.0
             text_scores = {row["id"]: row["score"] / best for row in hits}
             start += [Node.from_row(row, 0) for row in hits]
+        semantic = await self._semantic(req.graph, vector, list(text_scores))
+        start += [Node.from_row(row, 0) for row in semantic.seeds if row["id"] not in text_scores]
         context = await walk(
             self._store,
             req.graph,
@@ -425,7 +437,7 @@ class MemoryService:
         validity = {row["id"]: row for row in found["rows"]}
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        result = _ranked(context, text_scores, named, req.hops, req.limit, keep)
+        result = _ranked(context, text_scores, named, req.hops, req.limit, semantic.similarity, keep)
         await self._detail(req.graph, [context.nodes[m.id] for m in result.memories])
         for memory in result.memories:
             node, row = context.nodes[memory.id], validity[memory.id]
@@ -450,6 +462,14 @@ class MemoryService:
                 )
             rows.sort(key=lambda row: (-row["score"], row["id"]))
         return rows[:KEYWORD_SEEDS]
+
+    async def _semantic(
+        self, graph: str, vector: Awaitable[list[float]] | None, hit_ids: list[str]
+    ) -> Semantic:
+        """The embeddings' seeds and similarities (services/embeddings.py); none when they are off."""
+        if vector is None or self._embeddings is None:
+            return Semantic()
+        return await self._embeddings.semantic(graph, await vector, hit_ids)
 
     async def _detail(self, graph: str, nodes: list[Node]) -> None:
         """Fill in text, tags and anchor of the memories a walk reached (it reads only ids)."""
@@ -599,11 +619,13 @@ def _ranked(
     named: set[str],
     hops: int,
     limit: int,
+    semantic: dict[str, float],
     keep: set[str] | None = None,
 ) -> RecallResult:
     """score = 2·text·boost + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the
-    memory; boost is NAMED_BOOST when the memory mentions an entity the query names, else 1. Only the
-    memories in `keep` (those valid at the instant asked), unless it is None (history)."""
+    memory, + SEMANTIC_WEIGHT·similarity (embeddings on); boost is NAMED_BOOST when the memory mentions
+    an entity the query names, else 1. Only the memories in `keep` (those valid at the instant asked),
+    unless it is None (history)."""
     nodes = context.nodes
     support: dict[str, float] = {}
     boosted: set[str] = set()
@@ -628,6 +650,7 @@ def _ranked(
             2.0 * text_scores.get(node.id, 0.0) * boost
             + 1.0 / (1 + hop)
             + min(1.0, support.get(node.id, 0.0))
+            + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
         )
         memories.append(
             RecalledMemory(

@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import Stemmer
 
@@ -35,7 +35,7 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 _LETTER = r"[^\W\d_]"
 _WORD = re.compile(rf"\w+(?:(?:(?<={_LETTER})[.'\u2019:·](?={_LETTER})|(?<=\d)[.,;'\u2019](?=\d))\w+)*")
 _POSSESSIVE = re.compile(r"['\u2019](?<=\w.)s\b")  # a quote first: the engine scans for it
-_PORTER = Stemmer.Stemmer("porter")
+_PORTER: Any = cast(Any, Stemmer).Stemmer("porter")  # PyStemmer has no type information
 
 
 @functools.lru_cache(maxsize=1 << 17)
@@ -49,7 +49,7 @@ def stem(word: str) -> str:
         word = word[:-1] + "e"
     elif word.endswith("logy"):
         word = word[:-1]
-    return _PORTER.stemWord(word)
+    return str(_PORTER.stemWord(word))
 
 
 def analyze(text: str) -> list[str]:
@@ -112,8 +112,8 @@ def tally(changes: Iterable[Change]) -> dict[str, Any]:
             totals[f"{change.field}Docs"] += change.sign
             totals[f"{change.field}Length"] += change.sign * len(change.terms)
             added[change.field, change.sign].update(set(change.terms))
-    rows = []
-    for term in sorted(set().union(*added.values())):
+    rows: list[dict[str, Any]] = []
+    for term in sorted(set[str]().union(*added.values())):
         counts = {f: added[f, 1][term] - added[f, -1][term] for f in FIELDS}
         if any(counts.values()):
             rows.append({"term": term, **counts})

@@ -28,10 +28,10 @@ Row = dict[str, Any]
 Observer = Callable[[str, float], None]  # (statement name, seconds)
 log = logging.getLogger("graphsvc")
 
-# What a schema file declares: `CREATE [FULLTEXT] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
+# What a schema file declares: `CREATE [FULLTEXT|VECTOR] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
 # ON|ON EACH|REQUIRE <properties>`, with the fulltext analyzer when it names one.
 _DECLARES = re.compile(
-    r"CREATE\s+(?:FULLTEXT\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
+    r"CREATE\s+(?:(?:FULLTEXT|VECTOR)\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
     r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
 )
 _ANALYZER = re.compile(r"fulltext\.analyzer`?\s*:\s*'(\w+)'")
@@ -125,7 +125,13 @@ class GraphStore:
         """Run several statements in one write transaction; any error rolls all of them back.
         `bounded`: give up after the deadline (not for work whose size the caller does not bound)."""
         deadline = self.deadline_s if bounded else None
-        async with _translated(deadline), self._driver.session(database=self._database) as session:
+        # The bookmark manager of `run`'s reads: on a cluster, a read that follows waits for this write
+        # on whichever member serves it (causal consistency), as it does after a `run` write.
+        bookmarks = self._driver.execute_query_bookmark_manager
+        async with (
+            _translated(deadline),
+            self._driver.session(database=self._database, bookmark_manager=bookmarks) as session,
+        ):
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:

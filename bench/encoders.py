@@ -1,0 +1,73 @@
+"""Encoder throughput on this machine: texts per second for LoCoMo's turns ("<speaker>: <text>").
+
+    .venv/bin/python bench/encoders.py [--data locomo-dev.json] [--texts 800]
+
+Measures graphsvc's encoder (the int8 all-MiniLM-L6-v2 of the `embeddings` extra, one thread) one
+text at a time and in batches of 32 (sorted by length, as padding costs), one query, and, when the
+package is installed (`pip install wordllama`, not a graphsvc dependency), WordLlama's static 256-d
+embeddings loaded from the files its wheel ships (its loader looks for the tokenizer in a folder the
+wheel does not have and would download it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo import DATA, turns
+
+from graphsvc.encoder.minilm import MiniLM
+
+
+def rate(encode: Callable[[Sequence[str]], object], texts: list[str], batch: int) -> float:
+    ordered = sorted(texts, key=len) if batch > 1 else texts
+    encode(ordered[:8])  # warm
+    started = time.perf_counter()
+    for at in range(0, len(ordered), batch):
+        encode(ordered[at : at + batch])
+    return len(texts) / (time.perf_counter() - started)
+
+
+def wordllama() -> Callable[[Sequence[str]], object] | None:
+    try:
+        import wordllama as package
+        from safetensors import safe_open
+        from wordllama import WordLlama
+        from wordllama.inference import WordLlamaInference
+    except ImportError:
+        return None
+    root = Path(package.__file__).parent
+    tokenizer = WordLlama.load_tokenizer(root / "tokenizers" / "l2_supercat_tokenizer_config.json")
+    with safe_open(str(root / "weights" / "l2_supercat_256.safetensors"), framework="np") as f:
+        model = WordLlamaInference(f.get_tensor("embedding.weight"), tokenizer)
+    return lambda texts: model.embed(list(texts), norm=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--texts", type=int, default=800)
+    args = parser.parse_args()
+    samples = json.loads(args.data.read_text())
+    texts = [f"{t['speaker']}: {t['text']}" for s in samples for _, _, t in turns(s)][: args.texts]
+    print(f"{len(texts)} turns, {sum(map(len, texts)) / len(texts):.0f} characters on average")
+    minilm = MiniLM.load()
+    for batch in (1, 32):
+        print(f"all-MiniLM-L6-v2 int8, batch {batch}: {rate(minilm.encode, texts, batch):,.0f} texts/s")
+    query = "What did Caroline research about adoption agencies?"
+    started = time.perf_counter()
+    for _ in range(50):
+        minilm.encode([query])
+    print(f"all-MiniLM-L6-v2 int8, one query: {1000 * (time.perf_counter() - started) / 50:.1f} ms")
+    static = wordllama()
+    if static is not None:
+        print(f"wordllama l2_supercat 256-d, batch 64: {rate(static, texts, 64):,.0f} texts/s")
+
+
+if __name__ == "__main__":
+    main()

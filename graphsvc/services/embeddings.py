@@ -1,0 +1,162 @@
+"""Recall's semantic signal: memories embedded off the write path, and their similarity to a query.
+
+A remember only marks its memories `:Unembedded` (in its own transaction); a background worker
+(`embed_pending`, run by app.py like automatic anchoring) claims batches of them, encodes them and
+stores the vectors, so remember never waits for the model. Claims are per memory with a lease
+(embed/claim.cypher): several replicas share the backlog, none embeds a memory another holds, and a
+worker that dies mid-batch leaves claims that lapse and are taken again. Until it is embedded, a memory
+is found by keywords as before.
+
+At recall, `EmbeddingService.semantic` returns the graph's memories nearest to the query (seeds for the walk, like
+keyword hits) and a similarity for each candidate: the larger of its own cosine and SPREAD * its
+window neighbours' (a turn is found through the turns around it, as the keyword window does), divided
+by the best candidate's. README (*Recall*) gives the formula; bench/README.md the figures.
+
+The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
+few cores its batches yield to requests (remember's latency rose by half with the worker at normal
+priority on two cores; bench/README.md); a recall's query is encoded at normal priority.
+
+Status: "off" (not enabled), "ok", or "unavailable" (enabled, but the model could not be loaded:
+logged at start-up; recall uses keywords alone and nothing is embedded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Awaitable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from graphsvc.services.ports import Reader, Row, Store
+
+SEEDS = 20  # the graph's nearest memories that join recall's candidates
+OVERFETCH = 10  # the index is asked for SEEDS * OVERFETCH of every graph, then filtered to the graph
+SPREAD = 0.7  # a memory's similarity is at least SPREAD * its nearest window neighbour's
+BATCH = 64  # memories a worker claims and encodes at once
+LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
+BACKFILL = 10_000  # memories marked per statement when the backlog is filled at start-up
+Status = Literal["off", "ok", "unavailable"]
+log = logging.getLogger("graphsvc")
+
+
+class Encoder(Protocol):
+    """graphsvc.encoder.minilm.MiniLM: unit vectors, one per text."""
+
+    dimensions: int
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+@dataclass
+class Semantic:
+    """What the embeddings add to one recall: seed rows for the walk, and each candidate's similarity
+    (0 to 1, the best candidate 1)."""
+
+    seeds: list[Row] = field(default_factory=list)
+    similarity: dict[str, float] = field(default_factory=dict)
+
+
+class EmbeddingService:
+    def __init__(self, store: Store, encoder: Encoder | None, status: Status):
+        self._store = store
+        self._encoder = encoder
+        self.status: Status = status
+        self._background: ThreadPoolExecutor | None = None
+
+    @property
+    def on(self) -> bool:
+        return self._encoder is not None and self.status == "ok"
+
+    # ---- the write side -------------------------------------------------------------------------
+
+    async def mark_pending(self, tx: Reader, graph: str, ids: list[str]) -> None:
+        """Inside a remember's transaction: its new memories wait for the worker."""
+        if self.on:
+            await tx.run("embed/mark_pending", graph=graph, ids=ids)
+
+    async def backfill(self) -> int:
+        """Memories without an embedding that are not in the backlog join it (a start-up step)."""
+        total = 0
+        while True:
+            [row] = await self._store.run("embed/backfill", limit=BACKFILL)
+            total += row["marked"]
+            if not row["marked"]:
+                return total
+
+    async def backlog(self) -> int:
+        """Memories not yet embedded, across every graph."""
+        [row] = await self._store.run("embed/backlog")
+        return row["backlog"]
+
+    async def embed_pending(self, limit: int = BATCH, lease_ms: int = LEASE_MS) -> int:
+        """Claim up to `limit` memories of the backlog, encode them (in a thread) and store their vectors;
+        returns how many this call stored."""
+        if not self.on:
+            return 0
+        token = secrets.token_hex(8)
+        claimed = await self._store.run("embed/claim", limit=limit, lease_ms=lease_ms, token=token)
+        if not claimed:
+            return 0
+        assert self._encoder is not None
+        if self._background is None:
+            self._background = ThreadPoolExecutor(1, "graphsvc-embed", initializer=_lowest_priority)
+        texts = [row["text"] for row in claimed]
+        vectors = await asyncio.get_running_loop().run_in_executor(
+            self._background, self._encoder.encode, texts
+        )
+        rows = [
+            {"graph": r["graph"], "id": r["id"], "vector": v} for r, v in zip(claimed, vectors, strict=True)
+        ]
+        [stored] = await self._store.run("embed/store", token=token, rows=rows)
+        return stored["stored"]
+
+    # ---- the read side --------------------------------------------------------------------------
+
+    def encode_query(self, query: str | None) -> Awaitable[list[float]] | None:
+        """The query's vector, computed in a thread while recall reads its keyword hits; None when off."""
+        if not (self.on and query and query.strip()):
+            return None
+        assert self._encoder is not None
+        encoder = self._encoder
+        return asyncio.ensure_future(asyncio.to_thread(lambda: encoder.encode([query])[0]))
+
+    async def semantic(self, graph: str, vector: list[float], hit_ids: Sequence[str]) -> Semantic:
+        """The graph's SEEDS memories nearest to `vector`, and the similarity of those and `hit_ids`."""
+        seeds = await self.nearest(graph, vector, SEEDS)
+        ids = list(dict.fromkeys([*hit_ids, *(row["id"] for row in seeds)]))
+        rows = await self._store.run("embed/similarity", graph=graph, ids=ids, vector=vector)
+        return Semantic(seeds=seeds, similarity=_normalised(rows))
+
+    async def nearest(self, graph: str, vector: list[float], limit: int) -> list[Row]:
+        """The graph's `limit` memories nearest to `vector`: from the index, over-fetched and filtered to
+        the graph; exactly, over the graph's embedded memories, when other graphs crowd it out."""
+        rows = await self._store.run(
+            "embed/nearest", graph=graph, vector=vector, fetch=limit * OVERFETCH, limit=limit
+        )
+        if len(rows) < limit:
+            rows = await self._store.run("embed/nearest_exact", graph=graph, vector=vector, limit=limit)
+        return rows
+
+
+def _lowest_priority() -> None:
+    """The calling thread yields the CPU to every other (Linux sets a nice value per thread)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+
+
+def _normalised(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Each memory's similarity max(own, SPREAD * best neighbour's) as a cosine clipped at 0, divided
+    by the best; rows hold Neo4j's scale, (1 + cos) / 2."""
+    raw: dict[str, float] = {}
+    for row in rows:
+        own = [2 * row["own"] - 1] if row["own"] is not None else []
+        near = [SPREAD * (2 * s - 1) for s in row["near"]]
+        raw[row["id"]] = max([0.0, *own, *near])
+    best = max(raw.values(), default=0.0)
+    return {i: s / best for i, s in raw.items()} if best > 0 else {}
