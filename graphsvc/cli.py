@@ -46,6 +46,7 @@ def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
         f"  MCP (SSE)              {base}/sse",
         f"  REST API docs          {base}/docs",
         f"  Health                 {base}/health",
+        f"  Metrics (Prometheus)   {base}/metrics",
         f"  Verify a proof bundle  {base}/verify",
         f"  Browser guide          {base}/browser/guide.html",
     ]
