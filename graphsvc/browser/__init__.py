@@ -41,7 +41,7 @@ def neo4j_settings(base_url: str) -> dict[str, str]:
 
 
 def _asset(name: str, media_type: str) -> Route:
-    body = (files(__package__) / name).read_text(encoding="utf-8")
+    body = (files(__name__) / name).read_text(encoding="utf-8")
 
     async def serve(_: Request) -> Response:
         return Response(body, media_type=media_type)

@@ -384,7 +384,7 @@ class EntityOut(ContractOutput):
 
 
 class Edge(ContractOutput):
-    from_: str = Field(alias="from")
+    from_: str = Field(validation_alias="from", serialization_alias="from")
     type: str
     to: str
 
@@ -481,7 +481,7 @@ class RecallResult(ContractOutput):
 
 class LinkResult(ContractOutput):
     id: str
-    from_: EntityOut = Field(alias="from")
+    from_: EntityOut = Field(validation_alias="from", serialization_alias="from")
     type: str
     to: EntityOut
     props: dict[str, Any]

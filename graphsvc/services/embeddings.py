@@ -58,8 +58,8 @@ class Semantic:
     """What the embeddings add to one recall: seed rows for the walk, and each candidate's similarity
     (0 to 1, the best candidate 1)."""
 
-    seeds: list[Row] = field(default_factory=list)
-    similarity: dict[str, float] = field(default_factory=dict)
+    seeds: list[Row] = field(default_factory=list[Row])
+    similarity: dict[str, float] = field(default_factory=dict[str, float])
 
 
 class EmbeddingService:

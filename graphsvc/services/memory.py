@@ -99,7 +99,7 @@ class _Draft:
     entities: list[EntityIn]
     digest: str
     key: str
-    triples: list[tuple[str, str, str]] = field(default_factory=list)
+    triples: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
 
     @classmethod
     def of(
@@ -284,7 +284,7 @@ class MemoryService:
             known = {row["key"]: (row["id"], row["hash"]) for row in rows}
             outcomes = await self._resolve(tx, graph, drafts)
             receipts: dict[int, RememberReceipt] = {}
-            written = []
+            written: list[_Draft] = []
             for d in drafts:
                 outcome = outcomes[d.index]
                 d.triples = outcome if isinstance(outcome, list) else []
@@ -350,7 +350,7 @@ class MemoryService:
             rows = await tx.run("memory/resolve_entities", graph=graph, refs=pending)
             found = {row["ref"]: row["ids"] for row in rows}
         superseded = sorted({p for d in drafts for p in d.req.supersedes})
-        known = set()
+        known: set[str] = set()
         if superseded:
             [row] = await tx.run("memory/known_ids", graph=graph, ids=superseded)
             known = set(row["ids"])
@@ -405,7 +405,7 @@ class MemoryService:
         start: list[Node] = []
         if req.entity is not None:
             rows = await self._store.run("memory/resolve_entities", graph=req.graph, refs=[req.entity])
-            ids = rows[0]["ids"] if rows else []
+            ids: list[str] = rows[0]["ids"] if rows else []
             if not ids:
                 raise NotFound(f"no entity named {req.entity!r} in graph {req.graph!r}")
             start += [Node.from_row(row, -1) for row in await fetch_nodes(self._store, req.graph, ids)]
@@ -453,7 +453,8 @@ class MemoryService:
         [found] = await self._store.run(
             "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
         )
-        rows, stats = found["rows"], GraphStats.from_row(found["stats"])
+        rows: list[dict[str, Any]] = found["rows"]
+        stats = GraphStats.from_row(found["stats"])
         if stats is not None:
             for row in rows:
                 fields = {"text": analyze(row["text"]), "window": analyze(row["window"] or "")}
@@ -638,7 +639,7 @@ def _ranked(
                 support[memory_id] = support.get(memory_id, 0.0) + 1.0 / max(entity.degree, 1)
             if other in named:
                 boosted.add(memory_id)
-    memories = []
+    memories: list[RecalledMemory] = []
     for node in nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
             continue

@@ -56,7 +56,7 @@ def _parse(path: Traversable, name: str) -> Statement:
     for param in sorted(declared - used):
         raise CypherFileError(f"{path}:{line_no}: parameter {param} is declared but not used")
     text = "\n".join(line for line in lines if not line.strip().startswith("//")).strip()
-    mode = cast(Literal["read", "write", "schema"], header["mode"][1])
+    mode = header["mode"][1]
     # The text comes from the project's own files, never from a request.
     return Statement(name, mode, frozenset(declared), cast(LiteralString, text))
 
