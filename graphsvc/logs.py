@@ -18,7 +18,7 @@ import logging
 import re
 import sys
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -65,7 +65,7 @@ def of_scope(scope: dict[str, Any]) -> RequestInfo | None:
 
 
 @contextmanager
-def bound(info: RequestInfo) -> Iterator[None]:
+def bound(info: RequestInfo) -> Generator[None, None, None]:
     """`info` is the current request while the block runs."""
     token = _current.set(info)
     try:

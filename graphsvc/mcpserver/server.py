@@ -134,7 +134,7 @@ def _input_schema(input_model: type[BaseModel]) -> dict[str, Any]:
 
 def _request(ctx: Context) -> logs.RequestInfo:
     """The HTTP request that carried this call, as the edge recorded it."""
-    scope = getattr(ctx.request_context.request, "scope", None) or {}
+    scope: dict[str, Any] = getattr(ctx.request_context.request, "scope", None) or {}
     return logs.of_scope(scope) or logs.RequestInfo(uuid.uuid4().hex, "mcp")
 
 

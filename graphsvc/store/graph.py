@@ -12,7 +12,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
@@ -85,7 +85,7 @@ class GraphStore:
         self._observe = observe
 
     @contextmanager
-    def _timed(self, name: str) -> Iterator[None]:
+    def timed(self, name: str) -> Generator[None, None, None]:
         started = time.perf_counter()
         try:
             yield
@@ -110,7 +110,7 @@ class GraphStore:
     async def _execute(self, name: str, params: dict[str, Any], deadline_s: float | None) -> list[Row]:
         statement = self._statement(name, params)
         routing = RoutingControl.READ if statement.mode == "read" else RoutingControl.WRITE
-        with self._timed(name):
+        with self.timed(name):
             async with _translated(deadline_s):
                 records, _, _ = await self._driver.execute_query(
                     statement.text, params, database_=self._database, routing_=routing
@@ -199,7 +199,7 @@ class Transaction:
 
     async def run(self, name: str, **params: Any) -> list[Row]:
         statement = self._store._statement(name, params)
-        with self._store._timed(name):
+        with self._store.timed(name):
             result = await self._tx.run(statement.text, params)
             return [dict(record.items()) async for record in result]
 
