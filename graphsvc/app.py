@@ -18,7 +18,7 @@ from importlib.metadata import version
 from typing import Literal
 
 from fastapi import FastAPI, Response
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
@@ -29,13 +29,14 @@ from graphsvc.domain.models import GraphInput
 from graphsvc.encoder.minilm import MiniLM
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
-from graphsvc.rest import edge, routes
+from graphsvc.metrics import CONTENT_TYPE, Metrics
+from graphsvc.rest import edge, observe, routes
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
-from graphsvc.store.graph import GraphStore, create_driver
+from graphsvc.store.graph import GraphStore, Observer, create_driver
 
 STARTUP_WAIT_S = 60
 VERSION = version("graphsvc")
@@ -77,7 +78,7 @@ class Services:
     embeddings: EmbeddingService
 
     @classmethod
-    def build(cls, settings: Settings) -> Services:
+    def build(cls, settings: Settings, observe: Observer | None = None) -> Services:
         neo = settings.neo4j
         deadline = settings.deadline_s
         driver = create_driver(
@@ -87,7 +88,7 @@ class Services:
             max_pool=neo.max_connection_pool_size,
             deadline_s=deadline,
         )
-        store = GraphStore(driver, neo.database, deadline_s=deadline)
+        store = GraphStore(driver, neo.database, deadline_s=deadline, observe=observe)
         chain = build_chain(settings.chain, deadline)
         anchoring = AnchoringService(
             store,
@@ -230,9 +231,21 @@ HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    services = Services.build(settings)
+    metrics = Metrics()
+    services = Services.build(settings, observe=metrics.statement)
+    metrics.anchoring = services.anchoring.state
+    # Each background worker's backlog, read at every scrape.
+    if services.chain is not None:
+        metrics.backlogs["reconcile"] = services.anchoring.unfinished
+    if services.embeddings.on:
+        metrics.backlogs["embeddings"] = services.embeddings.backlog
     mcp = create_mcp_server(
-        services.memory, services.anchoring, services.locus, services.access, version=VERSION
+        services.memory,
+        services.anchoring,
+        services.locus,
+        services.access,
+        metrics=metrics,
+        version=VERSION,
     )
     security = transport_security(settings.http.allowed_hosts)
     sse = mcp.sse_app(transport_security=security)
@@ -284,6 +297,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         response.status_code = 200 if state.neo4j else 503
         return state
 
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus() -> PlainTextResponse:
+        """Prometheus' scrape, open like /health: totals over every graph, no tenant's name (README)."""
+        return PlainTextResponse(await metrics.scrape(), media_type=CONTENT_TYPE)
+
     # Built from contracts/verifier/ (node contracts/verifier/build.mjs); it needs nothing from graphsvc.
     verify_page = resources.files("graphsvc").joinpath("web/verify.html").read_text(encoding="utf-8")
 
@@ -293,7 +311,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.mount(PREFIX, browser_app())
     app.router.routes.extend([*sse.routes, *streamable.routes])
-    # Outermost last: CatchAll answers what escapes Authenticate and the routes.
+    # Outermost last: CatchAll answers what escapes Authenticate and the routes; Observe counts all.
     app.add_middleware(edge.Authenticate, access=services.access)
     app.add_middleware(edge.CatchAll)
+    app.add_middleware(observe.Observe, metrics=metrics, routes=app.routes)  # sees CatchAll's answers too
     return app

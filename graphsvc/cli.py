@@ -18,7 +18,7 @@ from typing import Any
 import uvicorn
 from pydantic import ValidationError
 
-from graphsvc import verifier
+from graphsvc import logs, verifier
 from graphsvc.app import Services, create_app
 from graphsvc.browser import neo4j_settings
 from graphsvc.chain.anchor import AnchorContract
@@ -46,6 +46,7 @@ def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
         f"  MCP (SSE)              {base}/sse",
         f"  REST API docs          {base}/docs",
         f"  Health                 {base}/health",
+        f"  Metrics (Prometheus)   {base}/metrics",
         f"  Verify a proof bundle  {base}/verify",
         f"  Browser guide          {base}/browser/guide.html",
     ]
@@ -59,9 +60,17 @@ def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
     return "\n".join(lines)
 
 
-async def _serve(settings: Settings, browser: str | None = None, token: str | None = None) -> None:
-    config = uvicorn.Config(
-        create_app(settings), host=settings.http.host, port=settings.http.port, log_level="warning"
+async def _serve(
+    settings: Settings, log_format: logs.Format, browser: str | None = None, token: str | None = None
+) -> None:
+    logs.configure(settings, log_format)
+    config = uvicorn.Config(  # uvicorn's lines go through graphsvc's handler; its access log is ours
+        create_app(settings),
+        host=settings.http.host,
+        port=settings.http.port,
+        log_level="warning",
+        log_config=None,
+        access_log=False,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -73,7 +82,7 @@ async def _serve(settings: Settings, browser: str | None = None, token: str | No
 
 
 def cmd_serve(_: argparse.Namespace) -> int:
-    asyncio.run(_serve(Settings()))
+    asyncio.run(_serve(Settings(), "json"))
     return 0
 
 
@@ -152,7 +161,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                 mode="json", include={"network", "rpc_url", "contract", "receipt_timeout_s"}
             ) | {"private_key": local_chain.DEV_PRIVATE_KEY}  # anvil's public development key only
         (args.home / STACK_FILE).write_text(json.dumps(stack, indent=2) + "\n")
-        asyncio.run(_serve(settings, browser, dev_token(args.home, settings)))
+        asyncio.run(_serve(settings, "plain", browser, dev_token(args.home, settings)))
     except KeyboardInterrupt:
         pass
     finally:

@@ -92,6 +92,15 @@ class AuthSettings(BaseModel):
     )
 
 
+class LogSettings(BaseModel):
+    format: Literal["json", "plain"] | None = Field(
+        default=None, description="Unset: JSON for `graphsvc serve` (and compose), plain for `graphsvc up`"
+    )
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="graphsvc's own lines (INFO: one a request); libraries log from WARNING"
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="GRAPHSVC_", env_nested_delimiter="_", env_nested_max_split=1, extra="ignore"
@@ -105,6 +114,7 @@ class Settings(BaseSettings):
     http: HttpSettings = HttpSettings()
     chain: ChainSettings = ChainSettings()
     auth: AuthSettings = AuthSettings()
+    log: LogSettings = LogSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))

@@ -3,7 +3,7 @@
 Memories are embedded off the write path by a worker that claims batches; a memory not yet embedded is
 found by keywords; paraphrases that share no word with their memory are found with embeddings on and
 not without; the vector search keeps to the graph; a missing or corrupt model leaves recall to keywords
-and /health says so; the embeddings are off by default."""
+and /health says so; /metrics shows the backlog; the embeddings are off by default."""
 
 from __future__ import annotations
 
@@ -236,6 +236,8 @@ async def test_the_served_app_embeds_in_the_background_and_health_says_ok(
             while (await _vectors(store, graph))[made.json()["id"]] is None:
                 assert time.monotonic() < deadline, "the worker did not embed the memory"
                 await asyncio.sleep(0.2)
+            # Its backlog is a gauge (every graph's :Unembedded count; other tests may add to it).
+            assert 'graphsvc_backlog{worker="embeddings"} ' in (await api.get("/metrics")).text
     finally:
         next(url, None)
 

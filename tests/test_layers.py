@@ -50,6 +50,8 @@ RULES = [
     ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
     ("mcpserver", ("neo4j", "fastapi", "graphsvc.store", "graphsvc.rest")),
     ("browser", ("neo4j", "web3", "mcp", "graphsvc.")),
+    ("metrics", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.")),
+    ("logs", ("neo4j", "web3", "fastapi", "mcp", "prometheus_client", "graphsvc.store", "graphsvc.services")),
 ]
 
 
@@ -80,6 +82,16 @@ def test_only_the_chain_package_imports_web3() -> None:
         if any(name.split(".")[0] in ("web3", "eth_account") for name in _imports(path))
     }
     assert users == {"chain"}
+
+
+def test_only_the_metrics_module_imports_prometheus_client() -> None:
+    """The store hands each statement's time to a callback; the edges call the app's Metrics."""
+    users = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if any(name.split(".")[0] == "prometheus_client" for name in _imports(path))
+    }
+    assert users == {"metrics.py"}
 
 
 def test_only_the_encoder_package_imports_the_model_runtime() -> None:

@@ -1,6 +1,6 @@
 """Real outages of Neo4j and of the chain RPC (a proxy in front of each is cut, then restored): bounded
-waits, typed 503s with Retry-After, /health naming what is down, recovery with no restart, and no
-secret in any answer or log line."""
+waits, typed 503s with Retry-After, /health naming what is down, a bounded /metrics scrape, recovery
+with no restart, and no secret in any answer or log line."""
 
 from __future__ import annotations
 
@@ -88,6 +88,9 @@ def test_a_neo4j_outage_answers_503_with_retry_after_within_the_deadline_and_hea
                 assert refused.headers["retry-after"] and took < ANSWERED_WITHIN_S
             health = api.get("/health")
             assert health.status_code == 503 and health.json()["down"] == ["neo4j"]
+            scraped, took = _timed(lambda: api.get("/metrics"))  # bounded; Neo4j's figures left out
+            assert scraped.status_code == 200 and "graphsvc_neo4j_sample_success 0.0" in scraped.text
+            assert "graphsvc_memories_pending" not in scraped.text and took < ANSWERED_WITHIN_S
             proxy.restore()
             after = _until(lambda: api.post("/v1/memories", json={"text": "after it", "graph": graph}), 201)
             assert after.status_code == 201

@@ -70,3 +70,18 @@ async def test_recall_and_remember_statements_seek_indexes(
         assert not kinds & SCANS, (name, operators)
         if name != "graph/keyword_hits":  # that one starts in the fulltext index (a procedure call)
             assert any("IndexSeek" in kind or "IndexScan" in kind for kind in kinds), (name, operators)
+
+
+async def test_a_scrape_reads_label_counts_and_index_entries_never_every_batch(store: GraphStore) -> None:
+    """Whatever the graphs' size: no scan, and the newest finalized batch is one ordered index read
+    (no sort of every finalized batch)."""
+    unfinished = ["SEALED", "SIGNED", "SUBMITTED", "INCLUDED"]
+    for name, params in (
+        ("anchor/state", {"unfinished": unfinished}),
+        ("anchor/unfinished_count", {"statuses": unfinished}),
+    ):
+        async with store._driver.session(database=store._database) as session:
+            summary = await (await session.run("PROFILE " + store.statements[name].text, params)).consume()
+        kinds = {kind for kind, _ in _operators(summary.profile)}
+        assert not kinds & (SCANS | {"Sort", "Top", "PartialSort"}), (name, kinds)
+        assert "NodeIndexSeek" in kinds, (name, kinds)

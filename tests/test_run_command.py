@@ -92,6 +92,7 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
         "down": [],
     }
     assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200
+    assert "graphsvc_http_requests_total" in httpx.get(timeout=SLOW_S, url=urls["Metrics (Prometheus)"]).text
     assert "graphsvcVerify" in httpx.get(timeout=SLOW_S, url=urls["Verify a proof bundle"]).text
     assert "Neo4j Browser" in httpx.get(timeout=SLOW_S, url=f"http://127.0.0.1:{browser}/browser/").text
     assert httpx.get(timeout=SLOW_S, url=urls["Browser guide"]).status_code == 200

@@ -3,13 +3,17 @@
 Each tool publishes exactly the fields of its contract model (same names, bounds and defaults) and
 returns the model as structured output and the seed's text rendering as content. A call checks the
 caller first, then validates its arguments once, against the contract model, as REST does; any
-GraphsvcError becomes a tool error reading `<code>: <message>` (`invalid_input: hops: ...`).
+GraphsvcError becomes a tool error reading `<code>: <message>` (`invalid_input: hops: ...`). Each call
+is counted and timed by tool, transport and outcome, and logged with its HTTP request's id.
 """
 
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -20,6 +24,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from graphsvc import logs
 from graphsvc.domain import render
 from graphsvc.domain.locus import (
     InsightsInput,
@@ -48,6 +53,7 @@ from graphsvc.domain.models import (
     VerifyResult,
 )
 from graphsvc.errors import GraphsvcError, invalid_input
+from graphsvc.metrics import Metrics
 from graphsvc.services.access import AccessService, Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.locus import LocusService
@@ -126,8 +132,27 @@ def _input_schema(input_model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def _request(ctx: Context) -> logs.RequestInfo:
+    """The HTTP request that carried this call, as the edge recorded it."""
+    scope: dict[str, Any] = getattr(ctx.request_context.request, "scope", None) or {}
+    return logs.of_scope(scope) or logs.RequestInfo(uuid.uuid4().hex, "mcp")
+
+
+def _observed(metrics: Metrics, tool: str, request: logs.RequestInfo, code: str, started: float) -> None:
+    seconds = time.perf_counter() - started
+    metrics.tool_call(tool, request.transport, code, seconds)
+    if code != "ok":
+        metrics.error(code, request.transport)
+    request.tool = tool  # for the request's own line, when the call ends within it (streamable HTTP)
+    fields = {"tool": tool, "transport": request.transport, "code": code}
+    logs.ACCESS.info(
+        "tool %s: %s", tool, code, extra={"fields": fields | {"duration_ms": round(seconds * 1000, 1)}}
+    )
+
+
 def _tool(
     access: AccessService,
+    metrics: Metrics,
     need: Need,
     name: str,
     description: str,
@@ -142,15 +167,21 @@ def _tool(
 
     async def run(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
         headers = ctx.headers or {}
-        try:
-            principal = await access.authenticate(headers.get("authorization"))
-            header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
-            request = access.scoped(
-                principal, header_graph, _validated(contract, _unquoted(arguments, structured)), need
-            )
-            result = await call(request)
-        except GraphsvcError as e:
-            raise ToolError(f"{e.code}: {e.message}") from e
+        http, started, code = _request(ctx), time.perf_counter(), "internal"
+        with logs.bound(http):
+            try:
+                principal = await access.authenticate(headers.get("authorization"))
+                header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
+                request = access.scoped(
+                    principal, header_graph, _validated(contract, _unquoted(arguments, structured)), need
+                )
+                result = await call(request)
+                code = "ok"
+            except GraphsvcError as e:
+                code = e.code
+                raise ToolError(f"{e.code}: {e.message}") from e
+            finally:
+                _observed(metrics, name, http, code, started)
         return CallToolResult(
             content=[TextContent(type="text", text=text(result, request))],
             structured_content=result.model_dump(mode="json", by_alias=True),
@@ -186,11 +217,12 @@ def create_mcp_server(
     locus: LocusService,
     access: AccessService,
     *,
+    metrics: Metrics | None = None,
     version: str = "",
 ) -> MCPServer:
+    tool = partial(_tool, access, metrics or Metrics())
     tools = [
-        _tool(
-            access,
+        tool(
             "write",
             "remember",
             "Store a new memory with optional entities (label, name), relations between them "
@@ -201,8 +233,7 @@ def create_mcp_server(
             lambda result, request: render.remember_text(result, request.text),
             ADDS,
         ),
-        _tool(
-            access,
+        tool(
             "read",
             "recall",
             "Search long-term memory by keywords and/or entity name. hops 0-3 (default 1) widens to "
@@ -214,8 +245,7 @@ def create_mcp_server(
             lambda result, _: render.recall_text(result),
             READ,
         ),
-        _tool(
-            access,
+        tool(
             "write",
             "link",
             "Create a typed relationship (UPPER_SNAKE_CASE) between two entities, creating them if missing; "
@@ -226,8 +256,7 @@ def create_mcp_server(
             lambda result, _: render.link_text(result),
             _writes(destructive=True, idempotent=True),  # linking again overwrites the props
         ),
-        _tool(
-            access,
+        tool(
             "read",
             "explore",
             "Breadth-first traversal from one or more node ids (memory ids or Label:name entity ids): "
@@ -238,8 +267,7 @@ def create_mcp_server(
             lambda result, _: render.explore_text(result),
             READ,
         ),
-        _tool(
-            access,
+        tool(
             "write",
             "forget",
             "Delete a memory and all its edges. Entities still mentioned elsewhere stay. "
@@ -250,8 +278,7 @@ def create_mcp_server(
             lambda result, _: render.forget_text(result),
             _writes(destructive=True, idempotent=True),  # forgetting again changes nothing
         ),
-        _tool(
-            access,
+        tool(
             "write",
             "anchor_now",
             "Anchor all pending (un-anchored) memories of the graph on-chain as one Merkle batch. "
@@ -262,8 +289,7 @@ def create_mcp_server(
             lambda result, _: render.anchor_text(result),
             _writes(destructive=False, idempotent=True, chain=True),  # again: nothing pending
         ),
-        _tool(
-            access,
+        tool(
             "read",
             "verify_memory",
             "Verify a memory's hash and Merkle proof against the root recorded on-chain (at the finalized "
@@ -275,8 +301,7 @@ def create_mcp_server(
             ToolAnnotations(readOnlyHint=True, openWorldHint=True),
         ),
         # The LocusGraph surface (advanced aliases of the tools above, for agents built for it).
-        _tool(
-            access,
+        tool(
             "write",
             "store_event",
             "LocusGraph: store an event (fact|action|decision|observation|feedback) as a memory in its "
@@ -288,8 +313,7 @@ def create_mcp_server(
             lambda result, _: render.store_event_text(result),
             ADDS,
         ),
-        _tool(
-            access,
+        tool(
             "read",
             "retrieve_memories",
             "LocusGraph: ranked memories for a query (the recall engine), filtered by context_ids or "
@@ -300,8 +324,7 @@ def create_mcp_server(
             lambda result, _: render.retrieve_text(result),
             READ,
         ),
-        _tool(
-            access,
+        tool(
             "read",
             "list_contexts",
             "LocusGraph: contexts (type:name) with their event counts, filtered by type and name, "
@@ -312,8 +335,7 @@ def create_mcp_server(
             lambda result, _: render.list_contexts_text(result),
             READ,
         ),
-        _tool(
-            access,
+        tool(
             "write",
             "generate_insights",
             "LocusGraph: for a task, the most relevant knowledge grouped by context, with how often each "

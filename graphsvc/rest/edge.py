@@ -20,6 +20,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from graphsvc import logs
 from graphsvc.errors import GraphsvcError, InvalidInput, Unavailable, invalid_input
 from graphsvc.services.access import AccessService, Principal
 
@@ -49,6 +50,8 @@ def envelope(
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     body = ErrorResponse(error=ErrorBody(code=code, message=message, fields=fields or []))
+    if (request := logs.current()) is not None:  # counted and logged by rest.observe
+        request.code = code
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 

@@ -16,8 +16,9 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -48,6 +49,15 @@ class Chain(Protocol):
     async def inclusion(self, tx_hash: str, root: str) -> Any: ...
     async def anchor_of(self, root: str, block: str | int = "finalized") -> Any: ...
     async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class State:
+    """Anchoring across every graph, for /metrics."""
+
+    memories_pending: int
+    batches: Mapping[str, int]  # per status
+    last_finalized_at: float | None  # unix seconds of the newest finalized batch's block
 
 
 def _hex(data: bytes) -> str:
@@ -135,6 +145,20 @@ class AnchoringService:
             return []
         async with self._leased() as fence:
             return [batch["root"] for batch in await self._finish(fence)]
+
+    async def state(self) -> State:
+        """Memories pending, batches per status and the newest finalized anchor, across every graph:
+        label counts and index seeks, whatever the graph's size."""
+        [row] = await self._store.run("anchor/state", unfinished=UNFINISHED)
+        batches = dict(zip(UNFINISHED, row["counts"], strict=True))
+        batches["FINALIZED"] = row["batches"] - sum(batches.values())
+        last = row["lastFinalized"]
+        return State(row["pending"], batches, None if last is None else last / 1000)
+
+    async def unfinished(self) -> int:
+        """The batches that reconciliation (or their graph's next anchor_now) has to finish."""
+        [row] = await self._store.run("anchor/unfinished_count", statuses=UNFINISHED)
+        return row["unfinished"]
 
     def _anchored(self, batch: Row) -> AnchorResult:
         return AnchorResult(

@@ -2,6 +2,8 @@
 
 The only module that talks to Neo4j. Every statement is scoped by `graph`; nothing from a request is
 ever formatted into Cypher text (labels and relation types travel as `$(...)` dynamic parameters).
+Each statement's time, by name, goes to the `observe` callback it is handed (the app's metrics): the
+store itself knows nothing of how it is measured.
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 import neo4j
@@ -22,6 +25,7 @@ from graphsvc.store.cypher import Statement, load
 
 T = TypeVar("T")
 Row = dict[str, Any]
+Observer = Callable[[str, float], None]  # (statement name, seconds)
 log = logging.getLogger("graphsvc")
 
 # What a schema file declares: `CREATE [FULLTEXT|VECTOR] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
@@ -72,11 +76,22 @@ class GraphStore:
         statements: dict[str, Statement] | None = None,
         *,
         deadline_s: float = 10,
+        observe: Observer | None = None,
     ):
         self._driver = driver
         self._database = database
         self.statements = statements if statements is not None else load()
         self.deadline_s = deadline_s
+        self._observe = observe
+
+    @contextmanager
+    def timed(self, name: str) -> Generator[None, None, None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self._observe is not None:
+                self._observe(name, time.perf_counter() - started)
 
     def _statement(self, name: str, params: dict[str, Any]) -> Statement:
         statement = self.statements[name]
@@ -95,10 +110,11 @@ class GraphStore:
     async def _execute(self, name: str, params: dict[str, Any], deadline_s: float | None) -> list[Row]:
         statement = self._statement(name, params)
         routing = RoutingControl.READ if statement.mode == "read" else RoutingControl.WRITE
-        async with _translated(deadline_s):
-            records, _, _ = await self._driver.execute_query(
-                statement.text, params, database_=self._database, routing_=routing
-            )
+        with self.timed(name):
+            async with _translated(deadline_s):
+                records, _, _ = await self._driver.execute_query(
+                    statement.text, params, database_=self._database, routing_=routing
+                )
         # Statements return plain values, lists and maps (never nodes), which the driver already
         # decoded: Record.data()'s recursive copy cost a quarter of recall's time in the profile.
         return [dict(record.items()) for record in records]
@@ -183,8 +199,9 @@ class Transaction:
 
     async def run(self, name: str, **params: Any) -> list[Row]:
         statement = self._store._statement(name, params)
-        result = await self._tx.run(statement.text, params)
-        return [dict(record.items()) async for record in result]
+        with self._store.timed(name):
+            result = await self._tx.run(statement.text, params)
+            return [dict(record.items()) async for record in result]
 
 
 def _declared(text: str) -> tuple[str, str, tuple[str, ...], str | None] | None:
