@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -255,9 +255,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     streamable = mcp.streamable_http_app(transport_security=security, stateless_http=True)
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_: FastAPI) -> AsyncGenerator[None]:
         await services.start()
-        tasks = []
+        tasks: list[asyncio.Task[None]] = []
         if services.chain is not None:
             tasks.append(asyncio.create_task(services.reconcile()))
             if settings.chain.auto_interval_s or settings.chain.auto_pending:

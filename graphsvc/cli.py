@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from graphsvc import logs, verifier
 from graphsvc.app import Services, create_app
@@ -90,7 +90,10 @@ def _local_chain(home: Path, port: int) -> ChainSettings:
     """anvil with the anchor contract deployed (once: its state is kept in `home`)."""
     node = local_chain.start(home, port=port, block_time=1)
     settings = ChainSettings(
-        network="local", rpc_url=node.rpc_url, private_key=local_chain.DEV_PRIVATE_KEY, receipt_timeout_s=30
+        network="local",
+        rpc_url=node.rpc_url,
+        private_key=SecretStr(local_chain.DEV_PRIVATE_KEY),
+        receipt_timeout_s=30,
     )
     address_file = home / "contract.txt"
     address = address_file.read_text().strip() if address_file.exists() else None
@@ -284,11 +287,11 @@ def cmd_deploy_contract(args: argparse.Namespace) -> int:
     if not settings.rpc_url or not settings.private_key:
         print("graphsvc: set MONAD_RPC_URL and GRAPHSVC_CHAIN_PRIVATE_KEY to deploy", file=sys.stderr)
         return 2
-    key = settings.private_key.get_secret_value()
+    rpc_url, key = settings.rpc_url, settings.private_key.get_secret_value()
 
     async def deploy() -> str:
         if args.if_missing:
-            existing = AnchorContract(settings.rpc_url, args.if_missing, key, settings.chain_id)
+            existing = AnchorContract(rpc_url, args.if_missing, key, settings.chain_id)
             try:
                 await existing.check()
                 return str(existing.address)
@@ -296,7 +299,7 @@ def cmd_deploy_contract(args: argparse.Namespace) -> int:
                 pass
             finally:
                 await existing.close()
-        chain = AnchorContract(settings.rpc_url, None, key, settings.chain_id)
+        chain = AnchorContract(rpc_url, None, key, settings.chain_id)
         try:
             return await chain.deploy()
         finally:

@@ -92,7 +92,7 @@ def _types(schema: dict[str, Any]) -> set[str]:
     if "$ref" in schema:
         return {"object"}
     if "anyOf" in schema:
-        return set().union(*(_types(option) for option in schema["anyOf"]))
+        return set[str]().union(*(_types(option) for option in schema["anyOf"]))
     return {schema["type"]} if "type" in schema else {"string"}  # untyped: anything, strings too
 
 
@@ -190,6 +190,7 @@ def _tool(
     return Tool(
         fn=run,
         name=name,
+        title=None,
         description=description,
         parameters=_input_schema(input_model),
         fn_metadata=FuncMetadata(arg_model=_Arguments, output_model=output_model),
@@ -201,12 +202,12 @@ def _tool(
 
 def _writes(*, destructive: bool, idempotent: bool, chain: bool = False) -> ToolAnnotations:
     return ToolAnnotations(
-        readOnlyHint=False, destructiveHint=destructive, idempotentHint=idempotent, openWorldHint=chain
+        read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=chain
     )
 
 
 # What each tool does to the graph (MCP annotations; tests/test_tool_metadata.py holds each to it).
-READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # A new memory per call, but the same content again within RETRY_WINDOW_S is a retry (its receipt).
 ADDS = _writes(destructive=False, idempotent=True)
 
@@ -298,7 +299,7 @@ def create_mcp_server(
             VerifyResult,
             anchoring.verify,
             lambda result, _: render.verify_text(result),
-            ToolAnnotations(readOnlyHint=True, openWorldHint=True),
+            ToolAnnotations(read_only_hint=True, open_world_hint=True),
         ),
         # The LocusGraph surface (advanced aliases of the tools above, for agents built for it).
         tool(

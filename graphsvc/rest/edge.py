@@ -10,6 +10,7 @@ server close the keep-alive connection.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -47,7 +48,7 @@ def envelope(
     code: str,
     message: str,
     fields: list[str] | None = None,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     body = ErrorResponse(error=ErrorBody(code=code, message=message, fields=fields or []))
     if (request := logs.current()) is not None:  # counted and logged by rest.observe

@@ -39,7 +39,8 @@ UNFINISHED = ["SEALED", "SIGNED", "SUBMITTED", "INCLUDED"]
 class Chain(Protocol):
     """What anchoring needs of graphsvc.chain.anchor.AnchorContract."""
 
-    address: str | None
+    @property
+    def address(self) -> str | None: ...
 
     async def chain_id(self) -> int: ...
     async def pending_nonce(self) -> int: ...

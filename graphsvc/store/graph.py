@@ -12,9 +12,9 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, TypeVar
+from typing import Any, LiteralString, TypeVar, cast
 
 import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
@@ -25,6 +25,8 @@ from graphsvc.store.cypher import Statement, load
 
 T = TypeVar("T")
 Row = dict[str, Any]
+# (The driver types its **config keyword arguments as unknown: the calls that take them say
+# `pyright: ignore[reportUnknownMemberType]`.)
 Observer = Callable[[str, float], None]  # (statement name, seconds)
 log = logging.getLogger("graphsvc")
 
@@ -43,7 +45,7 @@ _OUT_OF_RANGE = {
 
 
 @asynccontextmanager
-async def _translated(deadline_s: float | None) -> AsyncIterator[None]:
+async def _translated(deadline_s: float | None) -> AsyncGenerator[None]:
     """Every driver error as a GraphsvcError, and no wait longer than `deadline_s` (None: unbounded)."""
     try:
         async with asyncio.timeout(deadline_s):
@@ -93,9 +95,10 @@ class GraphStore:
             if self._observe is not None:
                 self._observe(name, time.perf_counter() - started)
 
-    def _statement(self, name: str, params: dict[str, Any]) -> Statement:
+    def statement(self, name: str, params: dict[str, Any]) -> Statement:
+        """The named statement, checked to take exactly `params`."""
         statement = self.statements[name]
-        if set(params) != statement.params:
+        if frozenset(params) != statement.params:
             raise TypeError(f"{name} takes {sorted(statement.params)}, given {sorted(params)}")
         return statement
 
@@ -108,7 +111,7 @@ class GraphStore:
         return await self._execute(name, params, self.deadline_s)
 
     async def _execute(self, name: str, params: dict[str, Any], deadline_s: float | None) -> list[Row]:
-        statement = self._statement(name, params)
+        statement = self.statement(name, params)
         routing = RoutingControl.READ if statement.mode == "read" else RoutingControl.WRITE
         with self.timed(name):
             async with _translated(deadline_s):
@@ -117,7 +120,7 @@ class GraphStore:
                 )
         # Statements return plain values, lists and maps (never nodes), which the driver already
         # decoded: Record.data()'s recursive copy cost a quarter of recall's time in the profile.
-        return [dict(record.items()) for record in records]
+        return [_row(record) for record in records]
 
     async def write_transaction(
         self, work: Callable[[Transaction], Awaitable[T]], *, bounded: bool = True
@@ -130,7 +133,7 @@ class GraphStore:
         bookmarks = self._driver.execute_query_bookmark_manager
         async with (
             _translated(deadline),
-            self._driver.session(database=self._database, bookmark_manager=bookmarks) as session,
+            self._driver.session(database=self._database, bookmark_manager=bookmarks) as session,  # pyright: ignore[reportUnknownMemberType]
         ):
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
@@ -164,7 +167,7 @@ class GraphStore:
                 # replicas starting together may race to drop it.
                 async with _translated(None):
                     await self._driver.execute_query(
-                        f"DROP {kind} {found['owningConstraint'] or have[0]} IF EXISTS",
+                        cast(LiteralString, f"DROP {kind} {found['owningConstraint'] or have[0]} IF EXISTS"),
                         database_=self._database,
                     )
             await self._execute(name, {}, None)
@@ -174,7 +177,7 @@ class GraphStore:
     async def ping(self, timeout_s: float = 3) -> bool:
         try:
             async with asyncio.timeout(timeout_s):
-                await self._driver.verify_connectivity()
+                await self._driver.verify_connectivity()  # pyright: ignore[reportUnknownMemberType]
         except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError, TimeoutError):
             return False
         return True
@@ -186,7 +189,7 @@ class GraphStore:
         """Plan a statement without running it (every parameter null)."""
         statement = self.statements[name]
         query = "EXPLAIN " + statement.text
-        async with self._driver.session(database=self._database) as session:
+        async with self._driver.session(database=self._database) as session:  # pyright: ignore[reportUnknownMemberType]
             result = await session.run(query, dict.fromkeys(statement.params))  # type: ignore[arg-type]
             await result.consume()
 
@@ -198,10 +201,14 @@ class Transaction:
         self._store, self._tx = store, tx
 
     async def run(self, name: str, **params: Any) -> list[Row]:
-        statement = self._store._statement(name, params)
+        statement = self._store.statement(name, params)
         with self._store.timed(name):
             result = await self._tx.run(statement.text, params)
-            return [dict(record.items()) async for record in result]
+            return [_row(record) async for record in result]
+
+
+def _row(record: neo4j.Record) -> Row:
+    return dict(zip(record.keys(), cast(tuple[Any, ...], record), strict=True))
 
 
 def _declared(text: str) -> tuple[str, str, tuple[str, ...], str | None] | None:
@@ -218,7 +225,8 @@ def _definition(record: Any, analyzer: bool) -> tuple[str, str, tuple[str, ...],
     """The same tuple for an index (or a constraint's index) as SHOW INDEXES reports it; its analyzer
     only when the declaration names one."""
     [label] = record["labelsOrTypes"] or [""]
-    config = (record["options"] or {}).get("indexConfig") or {}
+    options: dict[str, Any] = record["options"] or {}
+    config: dict[str, Any] = options.get("indexConfig") or {}
     return (
         record["name"],
         label,
@@ -232,7 +240,7 @@ def create_driver(
 ) -> AsyncDriver:
     """A driver whose waits during an outage (connecting, a free connection, retrying a transaction)
     end within `deadline_s`, not the driver's defaults of 30 to 60 s."""
-    return neo4j.AsyncGraphDatabase.driver(
+    return neo4j.AsyncGraphDatabase.driver(  # pyright: ignore[reportUnknownMemberType]
         uri,
         auth=(user, password),
         max_connection_pool_size=max_pool,
