@@ -106,7 +106,9 @@ class Stack:
             **env,
         }
         command = [sys.executable, "-m", "graphsvc.cli", "serve"]
-        self.servers.append(subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL))
+        # The servers' request log (JSON lines, INFO as deployed) goes to a file, not between the summaries.
+        log = (self.home / f"serve-{port}.log").open("ab")
+        self.servers.append(subprocess.Popen(command, env=environment, stdout=log, stderr=log))
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
