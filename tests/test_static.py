@@ -21,5 +21,5 @@ def test_ruff_finds_nothing_and_the_code_is_formatted() -> None:
 
 
 def test_pyright_strict_finds_no_error_in_graphsvc() -> None:
-    typed = run(str(BIN / "pyright"))
+    typed = run(str(BIN / "pyright"), "--project", ".")
     assert typed.returncode == 0, typed.stdout[-6000:] + typed.stderr[-2000:]
