@@ -118,6 +118,14 @@ async def main(token: str) -> None:
             await asyncio.sleep(0.1)
         else:
             check(False, "memories still pending")
+    # The calls above may all have reached one replica: each nginx worker keeps a round robin of its
+    # own, and concurrent connections land on different workers. Sequential calls on one connection
+    # alternate, so both replicas answer anchor_now at least once.
+    one = httpx.Limits(max_connections=1)
+    async with httpx.AsyncClient(base_url=PROXY, headers=auth, timeout=120, limits=one) as single:
+        for _ in range(4):
+            answer = await single.post("/v1/anchor", json={})
+            check(answer.status_code in (200, 409), f"anchor_now: {answer.status_code} {answer.text}")
 
     neo4j_auth = ("neo4j", os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev"))
     query = (
