@@ -99,6 +99,7 @@ class _Draft:
     entities: list[EntityIn]
     digest: str
     key: str
+    temporal: dict[str, Any]  # _temporal(req): stored as hashed
     triples: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
 
     @classmethod
@@ -143,7 +144,12 @@ class _Draft:
                 relations=[(r.from_, r.type, r.to) for r in req.relations],
                 temporal=temporal,
             ),
+            temporal=temporal,
         )
+
+    @property
+    def supersedes(self) -> list[str]:
+        return self.temporal.get("supersedes", [])
 
     @property
     def refs(self) -> list[str]:
@@ -162,7 +168,7 @@ class _Draft:
                 "window": window,
                 "contentKey": self.key,
                 "graphKey": graph_key(self.req.graph),
-                **_temporal(self.req),
+                **self.temporal,
                 **self.extra,
             },
             "entities": [
@@ -173,7 +179,7 @@ class _Draft:
                 {"from": a, "type": t, "to": b, "edgeId": new_id("edge")} for a, t, b in self.triples
             ],
             "links": [{"type": t, "to": to, "edgeId": new_id("edge")} for t, to in self.links],
-            "supersedes": [{"to": p, "edgeId": new_id("edge")} for p in sorted(set(self.req.supersedes))],
+            "supersedes": [{"to": p, "edgeId": new_id("edge")} for p in self.supersedes],
         }
 
     def result(self) -> RememberResult:
@@ -183,7 +189,7 @@ class _Draft:
             entities=[EntityOut(id=e.id, label=e.label, name=e.name) for e in self.entities],
             edges=[Edge(from_=self.id, type="MENTIONS", to=e.id) for e in self.entities]
             + [Edge(from_=a, type=t, to=b) for a, t, b in dict.fromkeys(self.triples)]
-            + [Edge(from_=self.id, type="SUPERSEDES", to=p) for p in sorted(set(self.req.supersedes))],
+            + [Edge(from_=self.id, type="SUPERSEDES", to=p) for p in self.supersedes],
         )
 
 
