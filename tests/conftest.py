@@ -267,3 +267,16 @@ async def chromium() -> AsyncIterator[Browser]:
     """Debian's Chromium, headless, one per session (tests/browser.py); each test opens its own pages."""
     async with browser.chromium() as launched:
         yield launched
+
+
+async def term_stats(store: GraphStore, graph: str) -> tuple[dict, dict]:
+    """A graph's GraphStats totals and its GraphTerm counts (term: [text, window, tags])."""
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (s:GraphStats {name: $graph}) "
+        "RETURN properties(s) AS totals, "
+        "COLLECT { MATCH (t:GraphTerm {graphName: $graph}) RETURN [t.term, t.text, t.window, t.tags] } AS terms",
+        graph=graph,
+        database_=store._database,
+    )
+    [row] = records
+    return row["totals"], {term: counts for term, *counts in row["terms"]}

@@ -20,7 +20,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def test_every_project_statement_loads_with_a_mode() -> None:
     statements = load()
-    assert {"memory/create", "memory/forget", "graph/neighbours", "schema/memory_fulltext"} <= set(statements)
+    assert {"memory/commit", "memory/forget", "graph/neighbours", "schema/memory_fulltext"} <= set(statements)
     assert all(s.mode in ("read", "write", "schema") for s in statements.values())
 
 

@@ -19,7 +19,7 @@ from graphsvc.domain.models import (
 from graphsvc.errors import Conflict, NotFound, Unavailable
 from graphsvc.services.memory import RETRY_WINDOW_S, MemoryService
 from graphsvc.store.graph import GraphStore
-from tests.conftest import count_nodes
+from tests.conftest import count_nodes, term_stats
 
 pytestmark = pytest.mark.neo4j
 
@@ -257,6 +257,35 @@ async def test_concurrent_remembers_of_one_graph_share_transactions_each_with_it
     assert [m["seq"] for m in stored] == list(range(stored[0]["seq"], stored[0]["seq"] + 40))
     for i, m in enumerate(stored):  # each window: its text with two neighbours each side, in seq order
         assert m["window"] == "\n".join(n["text"] for n in stored[max(0, i - 2) : i + 3])
+
+
+async def test_concurrent_remembers_of_several_graphs_share_transactions_and_stay_apart(
+    store: GraphStore, graph: str
+) -> None:
+    """One transaction holds the writers of several graphs; each graph keeps its own remember order,
+    windows of its own memories only and term statistics as a recount finds them; a bad item of one
+    graph fails alone."""
+    counting = _Counting(store)
+    memory = MemoryService(counting)  # type: ignore[arg-type]
+    graphs = [f"{graph}-{g}" for g in range(4)]
+    reqs = [RememberInput(text=f"{g} shared note {n}", graph=graphs[g]) for n in range(10) for g in range(4)]
+    bad = RememberInput(
+        text="bad", relations=[{"from": "Nobody", "type": "KNOWS", "to": "Ghost"}], graph=graphs[1]
+    )
+    results = await asyncio.gather(
+        *(memory.remember(r) for r in [*reqs[:20], bad, *reqs[20:]]), return_exceptions=True
+    )
+    assert [type(r).__name__ for r in results].count("NotFound") == 1 and isinstance(results[20], NotFound)
+    assert counting.writes < 20  # 41 remembers: alone, then groups of whatever graph
+    for g, name in enumerate(graphs):
+        stored = await _by_seq(store, name)
+        assert [m["text"] for m in stored] == [f"{g} shared note {n}" for n in range(10)]
+        assert [m["seq"] for m in stored] == list(range(1, 11))
+        for i, m in enumerate(stored):
+            assert m["window"] == "\n".join(n["text"] for n in stored[max(0, i - 2) : i + 3])
+        kept = await term_stats(store, name)
+        await memory.count_terms_again(name)
+        assert await term_stats(store, name) == kept
 
 
 async def test_in_a_group_commit_a_bad_remember_fails_alone(store: GraphStore, graph: str) -> None:

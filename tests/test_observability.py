@@ -135,7 +135,7 @@ async def test_a_scrape_after_calls_over_each_transport_counts_exactly_those_cal
         "/messages/{path}",
     }
     statements = _moved(before, after, "graphsvc_neo4j_statement_duration_seconds_count")
-    assert statements[("memory/create",)] == 2 and statements[("anchor/state",)] == 1
+    assert statements[("memory/commit",)] == 2 and statements[("anchor/state",)] == 1
     assert _moved(before, after, "graphsvc_memories_pending") == {(): 2}
     for secret in (graph, token, token.split("_")[-1], settings.neo4j.password.get_secret_value(), "gsk_no"):
         assert secret not in text

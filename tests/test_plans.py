@@ -45,16 +45,18 @@ async def test_recall_and_remember_statements_seek_indexes(
     finally:
         store.run = run  # type: ignore[method-assign]
     assert recalled.memories
-    calls.append(("memory/by_content", {"graph": graph, "keys": ["x"], "since": "", "ids": ["mem_x"]}))
+    calls.append(("memory/begin", {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"]}))
     calls.append(("memory/around", {"graph": graph, "seq": 5}))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}
     calls.append(  # changes nothing: every count moves by 0
         (
-            "memory/count_terms",
+            "memory/commit",
             {
-                "graph": graph,
-                "totals": zero,
-                "terms": [{"term": "rocket", "text": 0, "window": 0, "tags": 0}],
+                "states": [],
+                "memories": [],
+                "windows": [],
+                "stats": [{"graph": graph, **zero}],
+                "terms": [{"graph": graph, "term": "rocket", "text": 0, "window": 0, "tags": 0}],
             },
         )
     )

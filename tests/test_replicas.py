@@ -231,7 +231,7 @@ async def test_a_read_after_a_write_transaction_carries_its_bookmark(settings: S
         before = await bookmarks.get_bookmarks()
 
         async def work(tx: Any) -> None:
-            await tx.run("memory/lock_graph", graph=graph)
+            await tx.run("memory/begin", graphs=[graph], keys=[], since="", ids=[])
 
         await store.write_transaction(work)
         after = await bookmarks.get_bookmarks()

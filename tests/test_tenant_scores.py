@@ -9,6 +9,7 @@ from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.term_stats import analyze, stored_length
 from graphsvc.store.graph import GraphStore
+from tests.conftest import term_stats
 
 # Six conversation turns; "river" is in one, "holiday" in two, so the graph itself finds "river" rarer.
 MINE = [
@@ -28,18 +29,6 @@ async def _recalled(memory: MemoryService, graph: str) -> list[list[tuple[str, f
         recalled = await memory.recall(RecallInput(query=query, hops=0, limit=10, graph=graph))
         results.append([(m.id, m.score) for m in recalled.memories])
     return results
-
-
-async def _stats(store: GraphStore, graph: str) -> tuple[dict, dict]:
-    records, _, _ = await store._driver.execute_query(
-        "MATCH (s:GraphStats {name: $graph}) "
-        "RETURN properties(s) AS totals, "
-        "COLLECT { MATCH (t:GraphTerm {graphName: $graph}) RETURN [t.term, t.text, t.window, t.tags] } AS terms",
-        graph=graph,
-        database_=store._database,
-    )
-    [row] = records
-    return row["totals"], {term: counts for term, *counts in row["terms"]}
 
 
 def test_words_are_analyzed_as_lucenes_english_analyzer_indexes_them() -> None:
@@ -94,10 +83,10 @@ async def test_term_statistics_follow_remember_bulk_and_forget_and_count_again_t
     await memory.remember(RememberInput(text="the end", graph=graph))
     await memory.forget(IdInput(id=middle.id, graph=graph))
     await memory.forget(IdInput(id=first.id, graph=graph))
-    kept = await _stats(store, graph)
+    kept = await term_stats(store, graph)
 
     await memory.count_terms_again(graph)
-    assert await _stats(store, graph) == kept
+    assert await term_stats(store, graph) == kept
     totals, terms = kept
     assert (totals["textDocs"], totals["tagsDocs"], totals["textLength"]) == (8, 0, 7 * 4 + 1)
     assert terms["puppi"] == [7, 8, 0] and "rain" not in terms and "pet" not in terms
@@ -108,7 +97,7 @@ async def test_upgrade_counts_the_statistics_of_a_graph_an_older_version_stored(
     memory: MemoryService, store: GraphStore, graph: str
 ) -> None:
     await memory.remember(RememberInput(text="comet sighting tonight", graph=graph))
-    kept = await _stats(store, graph)
+    kept = await term_stats(store, graph)
     await store._driver.execute_query(
         "MATCH (s:GraphStats {name: $graph}) DETACH DELETE s WITH 1 AS done "
         "MATCH (t:GraphTerm {graphName: $graph}) DELETE t",
@@ -116,4 +105,4 @@ async def test_upgrade_counts_the_statistics_of_a_graph_an_older_version_stored(
         database_=store._database,
     )
     assert graph in await memory.upgrade()
-    assert await _stats(store, graph) == kept
+    assert await term_stats(store, graph) == kept

@@ -2,8 +2,15 @@
 // params: graph, id, now
 // Deletes the memory and its edges, then any entity it mentioned that is left with no edge at all.
 // Returns its position in the remember order, so the caller can rebuild its neighbours' windows, and
-// what the fulltext index held of it, for the graph's term statistics (memory/count_terms).
+// what the fulltext index held of it, for the graph's term statistics (memory/commit). Takes the
+// graph's write lock first, as remembers do (memory/begin): the neighbours stay as read until commit.
 // An anchored memory leaves a tombstone (id, hash, proof, batch) so verify_memory can explain.
+OPTIONAL MATCH (s:GraphState {name: $graph})
+CALL (s) {
+  WITH s WHERE s IS NOT NULL
+  SET s.lock = true
+  REMOVE s.lock
+}
 MATCH (m:Memory {graph: $graph, id: $id})
 OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
 CALL (m, ib, b) {

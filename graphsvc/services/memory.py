@@ -157,6 +157,7 @@ class _Draft:
 
     def row(self, seq: int, window: str) -> dict[str, Any]:
         return {
+            "graph": self.req.graph,
             "memory": {
                 "id": self.id,
                 "text": self.req.text,
@@ -228,18 +229,18 @@ class MemoryService:
 
         Retry-safe: the same content remembered in the same graph within RETRY_WINDOW_S (a retry whose
         answer was lost, by the driver or the client) answers the stored memory's receipt. Concurrent
-        remembers of one graph share a transaction (group commit), each with its own answer.
+        remembers share a transaction (group commit, whatever their graphs), each with its own answer.
 
         Raises:
             NotFound, InvalidInput: a relation endpoint is unknown or ambiguous (nothing is written).
         """
         draft = _Draft.of(0, req, format_timestamp(self._clock()), links, extra)
-        receipt = await self._commits.submit(req.graph, draft)
+        receipt = await self._commits.submit(draft)
         if receipt.failure is not None:
             raise receipt.failure
         return replace(draft, id=receipt.id or draft.id, digest=receipt.hash or draft.digest).result()
 
-    async def _flush(self, graph: str, drafts: list[_Draft]) -> list[RememberReceipt | BaseException]:
+    async def _flush(self, drafts: list[_Draft]) -> list[RememberReceipt | BaseException]:
         """One group commit: the drafts of concurrent remembers in one transaction, in arrival order.
         Should the transaction itself refuse the group (not an outage), each is tried alone, so that
         only the one at fault fails."""
@@ -247,7 +248,7 @@ class MemoryService:
             draft.index = index
         since = format_timestamp(self._clock() - timedelta(seconds=RETRY_WINDOW_S))
         try:
-            return list(await self._write(graph, drafts, since=since))
+            return list(await self._write(drafts, since=since))
         except (InvalidInput, Conflict):
             if len(drafts) == 1:
                 raise
@@ -255,46 +256,46 @@ class MemoryService:
         for draft in drafts:
             draft.index = 0
             try:
-                alone += await self._write(graph, [draft], since=since)
+                alone += await self._write([draft], since=since)
             except GraphsvcError as error:
                 alone.append(error)
         return alone
 
     async def remember_many(self, reqs: Sequence[RememberInput]) -> list[RememberReceipt]:
-        """Bulk remember, one transaction (and one UNWIND) per graph in the batch. Idempotent: an item
+        """Bulk remember, in one transaction (and one UNWIND) whatever the graphs. Idempotent: an item
         whose content (text, tags, entities, relations) is already in its graph is not stored again
         and its receipt names the existing memory. An item whose relation cannot be resolved is
         rejected alone. Receipts follow the order of `reqs`."""
         created_at = format_timestamp(self._clock())
-        drafts = [_Draft.of(i, req, created_at) for i, req in enumerate(reqs)]
-        receipts: list[RememberReceipt] = []
-        for graph in dict.fromkeys(d.req.graph for d in drafts):
-            receipts += await self._write(graph, [d for d in drafts if d.req.graph == graph], since="")
-        return sorted(receipts, key=lambda r: r.index)
+        return await self._write([_Draft.of(i, req, created_at) for i, req in enumerate(reqs)], since="")
 
-    async def _write(self, graph: str, drafts: list[_Draft], *, since: str) -> list[RememberReceipt]:
-        """Write `drafts` (all of one graph) in one transaction, a receipt each: created; duplicate of a
-        memory with the same content created at or after `since` (or of one of these very drafts,
-        when the driver re-runs a transaction whose commit went unacknowledged); or rejected (an
-        unresolvable relation, the error kept in `failure`)."""
+    async def _write(self, drafts: list[_Draft], *, since: str) -> list[RememberReceipt]:
+        """Write `drafts` in one transaction, a receipt each: created; duplicate of a memory of its graph
+        with the same content created at or after `since` (or of one of these very drafts, when the
+        driver re-runs a transaction whose commit went unacknowledged); or rejected (an unresolvable
+        relation, the error kept in `failure`). Two statements whatever the graphs (memory/begin and
+        memory/commit), and one more per graph whose relations or supersedes must be looked up."""
+        graphs = sorted({d.req.graph for d in drafts})
 
         async def work(tx: Reader) -> list[RememberReceipt]:
-            await tx.run("memory/lock_graph", graph=graph)
             rows = await tx.run(
-                "memory/by_content",
-                graph=graph,
+                "memory/begin",
+                graphs=graphs,
                 keys=[d.key for d in drafts],
                 since=since,
                 ids=[d.id for d in drafts],
             )
-            known = {row["key"]: (row["id"], row["hash"]) for row in rows}
-            outcomes = await self._resolve(tx, graph, drafts)
+            begun = {row["graph"]: row for row in rows}
+            known = {k["key"]: (k["id"], k["hash"]) for row in rows for k in row["known"]}
+            outcomes: dict[int, list[tuple[str, str, str]] | GraphsvcError] = {}
+            for graph in graphs:
+                outcomes |= await self._resolve(tx, graph, [d for d in drafts if d.req.graph == graph])
             receipts: dict[int, RememberReceipt] = {}
             written: list[_Draft] = []
             for d in drafts:
                 outcome = outcomes[d.index]
                 d.triples = outcome if isinstance(outcome, list) else []
-                if d.key in known:
+                if d.key in known:  # a content key names its graph: no two graphs share one
                     memory_id, digest = known[d.key]
                     receipts[d.index] = RememberReceipt(
                         index=d.index, status="duplicate", id=memory_id, hash=digest
@@ -308,34 +309,35 @@ class MemoryService:
                     )
                     written.append(d)
             if written:
-                await self._create(tx, graph, written)
+                await self._create(tx, written, begun)
             return [receipts[d.index] for d in drafts]
 
         return await self._store.write_transaction(work)
 
-    async def _create(self, tx: Reader, graph: str, written: list[_Draft]) -> None:
-        """The memories, in remember order after the positions claimed here, and the windows they touch."""
-        [claim] = await tx.run("memory/claim_seq", graph=graph, count=len(written))
-        recent = [(row["id"], row["text"]) for row in claim["recent"]]
-        sequence = recent + [(d.id, d.req.text) for d in written]
-        window = {
-            w["id"]: w["window"]
-            for w in windows(sequence, [i for i, _ in sequence[max(0, len(recent) - WINDOW) :]])
-        }
-        await tx.run(
-            "memory/create",
-            graph=graph,
-            memories=[d.row(claim["base"] + 1 + n, window[d.id]) for n, d in enumerate(written)],
-        )
-        replaced: list[dict[str, Any]] = []
-        if recent:
-            touched = [{"id": i, "window": window[i]} for i, _ in recent[-WINDOW:]]
-            replaced = await tx.run("memory/set_windows", graph=graph, windows=touched)
-        # A step of its own: the graph's term statistics follow what the index now holds.
-        added = [c for d in written for c in fields_of(d.req.text, window[d.id], d.tags, 1)]
-        await _count_terms(tx, graph, added + rewindowed(replaced))
+    async def _create(self, tx: Reader, written: list[_Draft], begun: dict[str, dict[str, Any]]) -> None:
+        """The memories, each graph's in remember order after its last position (as memory/begin read
+        it, under the graph's lock), and the windows they touch."""
+        commit = _Commit()
+        for graph in sorted({d.req.graph for d in written}):
+            mine = [d for d in written if d.req.graph == graph]
+            base, recent = begun[graph]["seq"], begun[graph]["recent"]
+            sequence = [(row["id"], row["text"]) for row in recent] + [(d.id, d.req.text) for d in mine]
+            window = {
+                w["id"]: w["window"]
+                for w in windows(sequence, [i for i, _ in sequence[max(0, len(recent) - WINDOW) :]])
+            }
+            commit.states.append({"graph": graph, "seq": base + len(mine)})
+            commit.memories += [d.row(base + 1 + n, window[d.id]) for n, d in enumerate(mine)]
+            replaced = commit.rewindow(graph, {row["id"]: row["window"] for row in recent[-WINDOW:]}, window)
+            commit.count(
+                graph, [c for d in mine for c in fields_of(d.req.text, window[d.id], d.tags, 1)] + replaced
+            )
+        await commit.run(tx)
         if self._embeddings is not None:
-            await self._embeddings.mark_pending(tx, graph, [d.id for d in written])
+            for graph in sorted({d.req.graph for d in written}):
+                await self._embeddings.mark_pending(
+                    tx, graph, [d.id for d in written if d.req.graph == graph]
+                )
 
     @staticmethod
     async def _resolve(
@@ -396,9 +398,11 @@ class MemoryService:
         async def work(tx: Reader) -> None:
             await tx.run("memory/reset_stats", graph=graph)
             rows = await tx.run("memory/indexed_fields", graph=graph)
-            await _count_terms(
-                tx, graph, [c for r in rows for c in fields_of(r["text"], r["window"], r["tags"] or [], 1)]
+            commit = _Commit()
+            commit.count(
+                graph, [c for r in rows for c in fields_of(r["text"], r["window"], r["tags"] or [], 1)]
             )
+            await commit.run(tx)
 
         await self._store.write_transaction(work)
 
@@ -551,29 +555,51 @@ class MemoryService:
             if not rows:
                 raise NotFound(f"no memory {req.id!r} in graph {req.graph!r}")
             [gone] = rows
-            replaced = await _close_gap(tx, req.graph, gone["seq"]) if gone["seq"] is not None else []
-            removed = fields_of(gone["text"], gone["window"], gone["tags"] or [], -1)
-            await _count_terms(tx, req.graph, removed + rewindowed(replaced))
+            commit = _Commit()
+            replaced = await _close_gap(tx, req.graph, gone["seq"], commit) if gone["seq"] is not None else []
+            commit.count(
+                req.graph, fields_of(gone["text"], gone["window"], gone["tags"] or [], -1) + replaced
+            )
+            await commit.run(tx)
 
         await self._store.write_transaction(work)
         return ForgetResult(id=req.id, deleted=True)
 
 
-async def _close_gap(tx: Reader, graph: str, seq: int) -> list[dict[str, Any]]:
+async def _close_gap(tx: Reader, graph: str, seq: int, commit: _Commit) -> list[Change]:
     """A forgotten memory's text leaves the windows of its neighbours, which close the gap; returns
-    the windows replaced."""
+    what that changes in the graph's term statistics."""
     [around] = await tx.run("memory/around", graph=graph, seq=seq)
-    before = [(row["id"], row["text"]) for row in around["before"]]
-    after = [(row["id"], row["text"]) for row in around["after"]]
-    targets = [i for i, _ in before[-WINDOW:] + after[:WINDOW]]
-    if not targets:
-        return []
-    return await tx.run("memory/set_windows", graph=graph, windows=windows(before + after, targets))
+    rows = around["before"] + around["after"]
+    targets = [row["id"] for row in around["before"][-WINDOW:] + around["after"][:WINDOW]]
+    new = {w["id"]: w["window"] for w in windows([(row["id"], row["text"]) for row in rows], targets)}
+    return commit.rewindow(graph, {row["id"]: row["window"] for row in rows if row["id"] in new}, new)
 
 
-async def _count_terms(tx: Reader, graph: str, changes: list[Change]) -> None:
-    """Apply what a write changed in the index to the graph's term statistics (term_stats.py)."""
-    await tx.run("memory/count_terms", graph=graph, **tally(changes))
+@dataclass
+class _Commit:
+    """The parameters of memory/commit: what a transaction writes, graph by graph."""
+
+    states: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    memories: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    windows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    stats: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    terms: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+
+    def rewindow(self, graph: str, old: dict[str, str | None], new: dict[str, str]) -> list[Change]:
+        """Replace the windows of the memories in `old` (id: window now) with theirs in `new`; returns
+        what that changes in the term statistics."""
+        self.windows += [{"graph": graph, "id": i, "window": new[i]} for i in old]
+        return rewindowed({"old": window, "new": new[i]} for i, window in old.items())
+
+    def count(self, graph: str, changes: list[Change]) -> None:
+        """Apply what a write changed in the index to the graph's term statistics (term_stats.py)."""
+        counts = tally(changes)
+        self.stats.append({"graph": graph, **counts["totals"]})
+        self.terms += [{"graph": graph, **row} for row in counts["terms"]]
+
+    async def run(self, tx: Reader) -> None:
+        await tx.run("memory/commit", **vars(self))
 
 
 def _local_refs(entities: list[EntityIn], refs: list[str]) -> dict[str, str]:

@@ -102,7 +102,7 @@ def rewindowed(rows: Iterable[dict[str, Any]]) -> list[Change]:
 
 
 def tally(changes: Iterable[Change]) -> dict[str, Any]:
-    """The parameters of memory/count_terms: per field, the change in memories that have it and in its
+    """What memory/commit adds to a graph's term statistics: per field, the change in memories that have it and in its
     total length; per term (sorted, so writers lock counters in one order), the change in memories
     whose field holds it."""
     totals = {f"{f}{kind}": 0 for f in FIELDS for kind in ("Docs", "Length")}

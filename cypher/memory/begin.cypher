@@ -1,0 +1,27 @@
+// mode: write
+// params: graphs, keys, since, ids
+// Opens a remember transaction over one or more graphs (`graphs` sorted, so that writers lock them in
+// one order). Takes each graph's write lock (its GraphState, created for a new graph) for the rest of
+// the transaction: the writers of a graph queue here, and what this returns stays true until commit
+// (memory/commit). Per graph: its last position in the remember order; the four memories up to it
+// (oldest first, with their windows, which the new memories extend); and the memories holding one of
+// `keys` (content keys) created at or after `since` ('' for any time), or carrying one of `ids` (a
+// transaction re-run after its unacknowledged commit).
+UNWIND $graphs AS graph
+MERGE (s:GraphState {name: graph})
+SET s.lock = true
+REMOVE s.lock
+WITH graph, coalesce(s.seq, 0) AS seq
+CALL (graph, seq) {
+  MATCH (p:Memory {graph: graph})
+  WHERE p.seq <= seq
+  WITH p ORDER BY p.seq DESC LIMIT 4
+  RETURN reverse(collect({id: p.id, text: p.text, window: p.window})) AS recent
+}
+CALL (graph) {
+  UNWIND $keys AS key
+  MATCH (m:Memory {graph: graph, contentKey: key})
+  WHERE m.createdAt >= $since OR m.id IN $ids
+  RETURN collect({key: key, id: m.id, hash: m.hash}) AS known
+}
+RETURN graph, seq, recent, known
