@@ -1,11 +1,13 @@
-"""What the benchmarks share: a Neo4j (a fresh local one unless GRAPHSVC_NEO4J_URI is set) and
-graphsvc served in-process for MCP clients."""
+"""What the benchmarks share: a Neo4j (a fresh local one unless GRAPHSVC_NEO4J_URI is set), and
+graphsvc served in-process (for MCP clients) or as a process of its own, as deployed."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import uvicorn
 
 from graphsvc.app import create_app
@@ -75,3 +78,34 @@ def served(settings: Settings, port: int | None = None) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def spawn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`graphsvc serve` as a process of its own on a free port, configured by `env` (GRAPHSVC_*
+    variables of this process left out), its output appended to `log`; returns it and its base URL
+    once /health answers 200.
+
+    Raises:
+        RuntimeError: it did not answer within 120 s.
+    """
+    port = free_port()
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHSVC_", "MONAD_", "ANCHOR_"))},
+        "GRAPHSVC_HTTP_PORT": str(port),
+        **env,
+    }
+    with log.open("ab") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "graphsvc.cli", "serve"], env=environment, stdout=out, stderr=out
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return server, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    server.kill()
+    raise RuntimeError(f"graphsvc did not start (its log: {log})")

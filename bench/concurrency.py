@@ -5,13 +5,14 @@
 - 8 clients remembering single memories into 8 graphs,
 - bulk import (`remember_many`, batches of 500: the path of `graphsvc import`) of as many memories,
 
-each on fresh graphs, with the single-memory rows both over REST (httpx with keep-alive against
-graphsvc served in-process) and through the service layer (no HTTP), so the HTTP cost shows apart.
+each on fresh graphs, with the single-memory rows both over REST (httpx with keep-alive, from this
+process, against `graphsvc serve` running as a process of its own, as deployed) and through the
+service layer (in this process, no HTTP), so the HTTP cost shows apart.
 
     .venv/bin/python bench/concurrency.py [--memories 4000] [--clients 8]
 
 Starts its own local Neo4j unless GRAPHSVC_NEO4J_URI is set. Prints a table; writes
-bench/results/concurrency.json. Data: bench/dataset.py.
+bench/results/concurrency.json (the server's log goes to bench/results/concurrency-serve.log). Data: bench/dataset.py.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dataset
-from common import free_port, neo4j_settings, served
+from common import neo4j_settings, spawn
 
 from graphsvc.app import Services
 from graphsvc.domain.models import RememberInput
@@ -71,7 +72,7 @@ async def _clients(
 
 
 async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
-    data = list(dataset.memories(n * 8))  # fresh items for every row: no row meets another's duplicates
+    data = list(dataset.memories(n * 9))  # fresh items for every row: no row meets another's duplicates
     chunks = iter(data[i : i + n] for i in range(0, len(data), n))
     tag = secrets.token_hex(3)
     rows: dict[str, dict[str, float]] = {}
@@ -84,7 +85,13 @@ async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
             await memory.remember(RememberInput(**item))
 
         await _clients(next(chunks)[:200], 4, [f"warm-{tag}"], service_call)  # compile the statements
-        with served(settings, port=free_port()) as url:
+        env = {
+            "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
+            "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(),
+            "GRAPHSVC_AUTH_REQUIRED": "false",
+        }
+        server, url = spawn(env, RESULTS / "concurrency-serve.log")
+        try:
             limits = httpx.Limits(max_connections=clients)
             async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as http:
 
@@ -92,6 +99,7 @@ async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
                     response = await http.post("/v1/memories", json=item)
                     response.raise_for_status()
 
+                await _clients(next(chunks)[:200], 4, [f"warm-rest-{tag}"], rest_call)
                 for via, call in (("REST", rest_call), ("service", service_call)):
                     rows[f"1 client, 1 graph ({via})"] = await _clients(
                         next(chunks), 1, [f"one-{via}-{tag}"], call
@@ -102,6 +110,9 @@ async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
                     rows[f"{clients} clients, {clients} graphs ({via})"] = await _clients(
                         next(chunks), clients, [f"own-{via}-{tag}-{c}" for c in range(clients)], call
                     )
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
         bulk = next(chunks)
         started = time.perf_counter()
         for i in range(0, len(bulk), BULK_BATCH):

@@ -40,7 +40,7 @@ import httpx
 import neo4j
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import free_port
+from common import free_port, spawn
 
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.devstack import chain as local_chain
@@ -92,33 +92,22 @@ class Stack:
             await contract.close()
 
     def serve(self, **env: str) -> str:
-        port = free_port()
-        environment = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHSVC_", "MONAD_", "ANCHOR_"))},
-            "GRAPHSVC_NEO4J_URI": self.neo4j_uri,
-            "GRAPHSVC_NEO4J_PASSWORD": PASSWORD,
-            "GRAPHSVC_HTTP_PORT": str(port),
-            "GRAPHSVC_AUTH_REQUIRED": "false",
-            "MONAD_RPC_URL": self.rpc,
-            "ANCHOR_CONTRACT": self.contract,
-            "GRAPHSVC_CHAIN_NETWORK": "local",
-            "GRAPHSVC_CHAIN_PRIVATE_KEY": local_chain.DEV_PRIVATE_KEY,
-            **env,
-        }
-        command = [sys.executable, "-m", "graphsvc.cli", "serve"]
         # The servers' request log (JSON lines, INFO as deployed) goes to a file, not between the summaries.
-        log = (self.home / f"serve-{port}.log").open("ab")
-        self.servers.append(subprocess.Popen(command, env=environment, stdout=log, stderr=log))
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    return url
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("graphsvc did not start")
+        server, url = spawn(
+            {
+                "GRAPHSVC_NEO4J_URI": self.neo4j_uri,
+                "GRAPHSVC_NEO4J_PASSWORD": PASSWORD,
+                "GRAPHSVC_AUTH_REQUIRED": "false",
+                "MONAD_RPC_URL": self.rpc,
+                "ANCHOR_CONTRACT": self.contract,
+                "GRAPHSVC_CHAIN_NETWORK": "local",
+                "GRAPHSVC_CHAIN_PRIVATE_KEY": local_chain.DEV_PRIVATE_KEY,
+                **env,
+            },
+            self.home / "serve.log",
+        )
+        self.servers.append(server)
+        return url
 
     def kill_servers(self) -> None:
         for server in self.servers:
