@@ -8,6 +8,7 @@
     ├── Conflict                conflict        409
     ├── NotConfigured           not_configured  503
     └── Unavailable             unavailable     503   (Neo4j cannot be reached)
+        ├── Refused             unavailable     503   (Neo4j refused a statement: not an outage)
         └── ChainUnavailable    chain_unavailable 503 (the chain RPC cannot be reached)
 
 Messages are written for the caller: they never echo a query or its parameters, nor a secret (an
@@ -66,6 +67,12 @@ class NotConfigured(GraphsvcError):
 class Unavailable(GraphsvcError):
     code = "unavailable"
     status = 503
+
+
+class Refused(Unavailable):
+    """Neo4j answered, but refused the statement (logged with its code). Not an outage: a group
+    commit retries its writers one by one, so that one writer's content fails it alone
+    (services/memory.py)."""
 
 
 class ChainUnavailable(Unavailable):

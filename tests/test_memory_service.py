@@ -16,7 +16,7 @@ from graphsvc.domain.models import (
     RecallInput,
     RememberInput,
 )
-from graphsvc.errors import Conflict, NotFound, Unavailable
+from graphsvc.errors import Conflict, GraphsvcError, NotFound, Refused, Unavailable
 from graphsvc.services.memory import RETRY_WINDOW_S, MemoryService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import count_nodes, term_stats
@@ -221,8 +221,10 @@ class _Counting:
     """The real store, counting write transactions (and refusing the one numbered `refuse`: a group
     the database would not take as a whole)."""
 
-    def __init__(self, store: GraphStore, *, refuse: int = 0):
-        self._store, self.writes, self._refuse = store, 0, refuse
+    def __init__(
+        self, store: GraphStore, *, refuse: int = 0, refusal: type[GraphsvcError] = Conflict
+    ) -> None:
+        self._store, self.writes, self._refuse, self._refusal = store, 0, refuse, refusal
 
     async def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
         return await self._store.run(name, **params)
@@ -230,7 +232,7 @@ class _Counting:
     async def write_transaction(self, work: Any, *, bounded: bool = True) -> Any:
         self.writes += 1
         if self.writes == self._refuse:
-            raise Conflict("refused as a whole")
+            raise self._refusal("refused as a whole")
         return await self._store.write_transaction(work, bounded=bounded)
 
 
@@ -303,10 +305,11 @@ async def test_in_a_group_commit_a_bad_remember_fails_alone(store: GraphStore, g
     assert await count_nodes(store, graph) == 10
 
 
+@pytest.mark.parametrize("refusal", [Conflict, Refused])
 async def test_a_group_the_database_refuses_as_a_whole_is_written_one_by_one(
-    store: GraphStore, graph: str
+    store: GraphStore, graph: str, refusal: type[GraphsvcError]
 ) -> None:
-    counting = _Counting(store, refuse=2)
+    counting = _Counting(store, refuse=2, refusal=refusal)
     memory = MemoryService(counting)  # type: ignore[arg-type]
     first = asyncio.ensure_future(memory.remember(RememberInput(text="alone first", graph=graph)))
     await asyncio.sleep(0)  # the first write is in flight: the next ones queue into one group

@@ -35,7 +35,7 @@ from graphsvc.domain.models import (
     RememberResult,
 )
 from graphsvc.domain.render import clip
-from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound
+from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound, Refused
 from graphsvc.services.embeddings import EmbeddingService, Semantic
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
 from graphsvc.services.group_commit import GroupCommit
@@ -243,13 +243,13 @@ class MemoryService:
     async def _flush(self, drafts: list[_Draft]) -> list[RememberReceipt | BaseException]:
         """One group commit: the drafts of concurrent remembers in one transaction, in arrival order.
         Should the transaction itself refuse the group (not an outage), each is tried alone, so that
-        only the one at fault fails."""
+        only the one at fault fails: a group holds the writers of every graph."""
         for index, draft in enumerate(drafts):
             draft.index = index
         since = format_timestamp(self._clock() - timedelta(seconds=RETRY_WINDOW_S))
         try:
             return list(await self._write(drafts, since=since))
-        except (InvalidInput, Conflict):
+        except (InvalidInput, Conflict, Refused):
             if len(drafts) == 1:
                 raise
         alone: list[RememberReceipt | BaseException] = []

@@ -20,7 +20,7 @@ import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
 from neo4j import exceptions as neo4j_errors
 
-from graphsvc.errors import Conflict, InvalidInput, NotConfigured, Unavailable
+from graphsvc.errors import Conflict, InvalidInput, NotConfigured, Refused, Unavailable
 from graphsvc.store.cypher import Statement, load
 
 T = TypeVar("T")
@@ -62,7 +62,7 @@ async def _translated(deadline_s: float | None) -> AsyncGenerator[None]:
         if e.code in _OUT_OF_RANGE:
             raise InvalidInput("a value is out of the range the database can store") from e
         log.error("Neo4j refused a statement: %s", e.code)
-        raise Unavailable("Neo4j could not run the request") from e
+        raise Refused("Neo4j could not run the request") from e
     except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError) as e:
         # unreachable, restarting, a transient conflict that outlived the driver's retries
         raise Unavailable("Neo4j cannot be reached") from e
