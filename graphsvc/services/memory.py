@@ -44,9 +44,9 @@ from graphsvc.services.ports import Reader, Store
 from graphsvc.services.term_stats import (
     Change,
     GraphStats,
+    QueryScorer,
     analyze,
-    analyze_tags,
-    bm25,
+    analyzed_lines,
     fields_of,
     rewindowed,
     tally,
@@ -462,10 +462,15 @@ class MemoryService:
         rows: list[dict[str, Any]] = found["rows"]
         stats = GraphStats.from_row(found["stats"])
         if stats is not None:
+            scorer = QueryScorer(stats, terms, FIELD_WEIGHTS)
             for row in rows:
-                fields = {"text": analyze(row["text"]), "window": analyze(row["window"] or "")}
-                row["score"] = bm25(
-                    stats, terms, {**fields, "tags": analyze_tags(row["tags"] or [])}, FIELD_WEIGHTS
+                tags: list[str] = row["tags"] or []
+                row["score"] = scorer.score(
+                    {
+                        "text": analyzed_lines(row["text"]),
+                        "window": analyzed_lines(row["window"] or ""),
+                        "tags": analyzed_lines(*tags),
+                    }
                 )
             rows.sort(key=lambda row: (-row["score"], row["id"]))
         return rows[:KEYWORD_SEEDS]
