@@ -650,7 +650,7 @@ def _ranked(
                 support[memory_id] = support.get(memory_id, 0.0) + 1.0 / max(entity.degree, 1)
             if other in named:
                 boosted.add(memory_id)
-    memories: list[RecalledMemory] = []
+    scored: list[tuple[float, int, str]] = []
     for node in nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
             continue
@@ -664,21 +664,20 @@ def _ranked(
             + min(1.0, support.get(node.id, 0.0))
             + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
         )
+        scored.append((-round(score, 4), hop, node.id))
+    scored.sort()
+    memories: list[RecalledMemory] = []
+    for score, hop, memory_id in scored[:limit]:  # only these become models: the context holds hundreds
+        node = nodes[memory_id]
         memories.append(
             RecalledMemory(
-                id=node.id,
-                text=node.text,
-                score=round(score, 4),
-                distance=hop,
-                anchorId=node.anchorId,
-                tags=node.tags,
+                id=node.id, text=node.text, score=-score, distance=hop, anchorId=node.anchorId, tags=node.tags
             )
         )
-    memories.sort(key=lambda m: (-m.score, m.distance, m.id))
     edges = [
         (e.source, e.type, e.target)
         for e in context.edges.values()
         if e.source in nodes and e.target in nodes
     ]
     truncated = context.truncated or len(edges) > MAX_RELATIONS
-    return RecallResult.build(memories[:limit], list(nodes), edges[:MAX_RELATIONS], truncated)
+    return RecallResult.build(memories, list(nodes), edges[:MAX_RELATIONS], truncated)
