@@ -472,7 +472,7 @@ class MemoryService:
                         "tags": analyzed_lines(*tags),
                     }
                 )
-            rows.sort(key=lambda row: (-row["score"], row["id"]))
+            rows.sort(key=_by_score_then_order)
         return rows[:KEYWORD_SEEDS]
 
     async def _semantic(
@@ -609,6 +609,14 @@ def _entity_param(entity: EntityIn) -> dict[str, str]:
 
 def _entity_out(entity: EntityIn) -> EntityOut:
     return EntityOut(id=entity.id, label=entity.label, name=entity.name)
+
+
+def _by_score_then_order(row: dict[str, Any]) -> tuple[float, bool, int, str]:
+    """Rescored keyword hits best first, equal scores in remember order (the graph's own `seq`; none
+    for a memory of a version before it): Lucene orders its ties by index order, which is remember
+    order for a graph alone on its server, but other graphs' writes move it."""
+    seq = row.get("seq")
+    return -row["score"], seq is None, seq or 0, row["id"]
 
 
 def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
