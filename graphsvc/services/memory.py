@@ -658,7 +658,9 @@ def _ranked(
                 support[memory_id] = support.get(memory_id, 0.0) + 1.0 / max(entity.degree, 1)
             if other in named:
                 boosted.add(memory_id)
-    scored: list[tuple[float, int, str]] = []
+    # Equal scores: keyword hits in their own order (their score, then remember order), then by id.
+    order = {memory_id: n for n, memory_id in enumerate(text_scores)}
+    scored: list[tuple[float, int, int, str]] = []
     for node in nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
             continue
@@ -672,10 +674,10 @@ def _ranked(
             + min(1.0, support.get(node.id, 0.0))
             + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
         )
-        scored.append((-round(score, 4), hop, node.id))
+        scored.append((-round(score, 4), hop, order.get(node.id, len(order)), node.id))
     scored.sort()
     memories: list[RecalledMemory] = []
-    for score, hop, memory_id in scored[:limit]:  # only these become models: the context holds hundreds
+    for score, hop, _, memory_id in scored[:limit]:  # only these become models: the context holds hundreds
         node = nodes[memory_id]
         memories.append(
             RecalledMemory(
