@@ -7,7 +7,7 @@ import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.term_stats import analyze, stored_length
+from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines, stored_length
 from graphsvc.store.graph import GraphStore
 from tests.conftest import term_stats
 
@@ -45,6 +45,29 @@ def test_words_are_analyzed_as_lucenes_english_analyzer_indexes_them() -> None:
 
 def test_lengths_are_rounded_as_lucene_stores_them() -> None:
     assert [stored_length(n) for n in (0, 23, 24, 31, 100, 1000)] == [0, 23, 24, 31, 96, 984]
+
+
+def test_rescoring_is_lucenes_bm25_over_each_fields_analyzed_lines() -> None:
+    stats = GraphStats(
+        docs={"text": 10, "window": 10, "tags": 0},
+        length={"text": 80, "window": 400, "tags": 0},
+        df={("text", "river"): 2, ("window", "river"): 5, ("window", "bank"): 1},
+    )
+    weights = {"window": 1.0, "text": 0.5, "tags": 1.0}
+    text = "We walked along the river"
+    window = "The bank holiday is on Monday\n" + text + "\nRiver, river, everywhere"
+    fields = {"text": analyzed_lines(text), "window": analyzed_lines(window), "tags": analyzed_lines()}
+
+    def bm25(field: str, term: str, weight: float) -> float:  # Lucene's formula, term by term
+        terms = analyze(text if field == "text" else window)
+        norm = 1.2 * (1 - 0.75 + 0.75 * stored_length(len(terms)) / stats.average(field))
+        return weight * stats.idf(field, term) * terms.count(term) / (terms.count(term) + norm)
+
+    # "river" twice in the query counts twice, as Lucene sums a repeated clause
+    expected = 2 * bm25("window", "river", 1.0) + bm25("window", "bank", 1.0) + 2 * bm25("text", "river", 0.5)
+    score = QueryScorer(stats, ["river", "bank", "river"], weights).score(fields)
+    assert score == pytest.approx(expected)
+    assert QueryScorer(stats, ["museum"], weights).score(fields) == 0.0
 
 
 @pytest.mark.neo4j

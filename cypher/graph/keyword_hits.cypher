@@ -1,8 +1,9 @@
 // mode: read
 // params: graph, lucene, limit, terms
 // Lucene's top `limit` candidates (the query is scoped to the graph's key inside Lucene), with the
-// fields recall rescores them on, and the graph's own statistics for the query's analyzed `terms`
-// (services/term_stats.py): Lucene's own scores use the statistics of every graph on the server.
+// fields recall rescores them on (and `seq`, the remember order that orders equal scores), and the
+// graph's own statistics for the query's analyzed `terms` (services/term_stats.py): Lucene's own
+// scores use the statistics of every graph on the server.
 CALL () {
   CALL db.index.fulltext.queryNodes('memory_search', $lucene, {limit: $limit}) YIELD node, score
   WHERE node.graph = $graph
@@ -10,7 +11,7 @@ CALL () {
   ORDER BY score DESC
   LIMIT $limit
   RETURN collect({
-    id: node.id, label: 'Memory', text: node.text, window: node.window, tags: node.tags,
+    id: node.id, label: 'Memory', text: node.text, window: node.window, tags: node.tags, seq: node.seq,
     anchorId: [(node)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0],
     degree: COUNT { (node)--() }, score: score
   }) AS rows

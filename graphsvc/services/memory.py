@@ -44,9 +44,9 @@ from graphsvc.services.ports import Reader, Store
 from graphsvc.services.term_stats import (
     Change,
     GraphStats,
+    QueryScorer,
     analyze,
-    analyze_tags,
-    bm25,
+    analyzed_lines,
     fields_of,
     rewindowed,
     tally,
@@ -466,12 +466,17 @@ class MemoryService:
         rows: list[dict[str, Any]] = found["rows"]
         stats = GraphStats.from_row(found["stats"])
         if stats is not None:
+            scorer = QueryScorer(stats, terms, FIELD_WEIGHTS)
             for row in rows:
-                fields = {"text": analyze(row["text"]), "window": analyze(row["window"] or "")}
-                row["score"] = bm25(
-                    stats, terms, {**fields, "tags": analyze_tags(row["tags"] or [])}, FIELD_WEIGHTS
+                tags: list[str] = row["tags"] or []
+                row["score"] = scorer.score(
+                    {
+                        "text": analyzed_lines(row["text"]),
+                        "window": analyzed_lines(row["window"] or ""),
+                        "tags": analyzed_lines(*tags),
+                    }
                 )
-            rows.sort(key=lambda row: (-row["score"], row["id"]))
+            rows.sort(key=_by_score_then_order)
         return rows[:KEYWORD_SEEDS]
 
     async def _semantic(
@@ -632,6 +637,14 @@ def _entity_out(entity: EntityIn) -> EntityOut:
     return EntityOut(id=entity.id, label=entity.label, name=entity.name)
 
 
+def _by_score_then_order(row: dict[str, Any]) -> tuple[float, bool, int, str]:
+    """Rescored keyword hits best first, equal scores in remember order (the graph's own `seq`; none
+    for a memory of a version before it): Lucene orders its ties by index order, which is remember
+    order for a graph alone on its server, but other graphs' writes move it."""
+    seq = row.get("seq")
+    return -row["score"], seq is None, seq or 0, row["id"]
+
+
 def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
     """A memory holds from its start (validFrom, else when it was remembered) until its validTo or
     the start of the first memory superseding it, whichever comes first; `at` None is now, where
@@ -671,7 +684,9 @@ def _ranked(
                 support[memory_id] = support.get(memory_id, 0.0) + 1.0 / max(entity.degree, 1)
             if other in named:
                 boosted.add(memory_id)
-    memories: list[RecalledMemory] = []
+    # Equal scores: keyword hits in their own order (their score, then remember order), then by id.
+    order = {memory_id: n for n, memory_id in enumerate(text_scores)}
+    scored: list[tuple[float, int, int, str]] = []
     for node in nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
             continue
@@ -685,21 +700,20 @@ def _ranked(
             + min(1.0, support.get(node.id, 0.0))
             + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
         )
+        scored.append((-round(score, 4), hop, order.get(node.id, len(order)), node.id))
+    scored.sort()
+    memories: list[RecalledMemory] = []
+    for score, hop, _, memory_id in scored[:limit]:  # only these become models: the context holds hundreds
+        node = nodes[memory_id]
         memories.append(
             RecalledMemory(
-                id=node.id,
-                text=node.text,
-                score=round(score, 4),
-                distance=hop,
-                anchorId=node.anchorId,
-                tags=node.tags,
+                id=node.id, text=node.text, score=-score, distance=hop, anchorId=node.anchorId, tags=node.tags
             )
         )
-    memories.sort(key=lambda m: (-m.score, m.distance, m.id))
     edges = [
         (e.source, e.type, e.target)
         for e in context.edges.values()
         if e.source in nodes and e.target in nodes
     ]
     truncated = context.truncated or len(edges) > MAX_RELATIONS
-    return RecallResult.build(memories[:limit], list(nodes), edges[:MAX_RELATIONS], truncated)
+    return RecallResult.build(memories, list(nodes), edges[:MAX_RELATIONS], truncated)

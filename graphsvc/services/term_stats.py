@@ -13,6 +13,7 @@ stores them.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -64,7 +65,13 @@ def _analyze_line(line: str) -> tuple[str, ...]:
     if "'" in line or "\u2019" in line:
         line = _POSSESSIVE.sub("", line)
     words = _WORD.findall(line)
-    return tuple(stem(word) for word in words if word not in STOP_WORDS)
+    return tuple([stem(word) for word in words if word not in STOP_WORDS])  # a list: faster than a generator
+
+
+def analyzed_lines(*texts: str) -> list[tuple[str, ...]]:
+    """The terms of `texts` line by line (`analyze` joins them): each line's are cached, so a line
+    recall has read before (a memory's text, in its own window and its neighbours') costs a lookup."""
+    return [_analyze_line(line) for text in texts for line in text.split("\n")]
 
 
 def analyze_tags(tags: Iterable[str]) -> list[str]:
@@ -157,17 +164,31 @@ def stored_length(length: int) -> int:
     return 24 + ((rest >> shift) << shift)
 
 
-def bm25(
-    stats: GraphStats, terms: Sequence[str], fields: dict[str, Sequence[str]], weights: dict[str, float]
-) -> float:
-    """Lucene's BM25 of one memory for the query `terms` (analyzed; a repeated term counts again, as
-    Lucene sums a repeated clause), summed over `fields` (each its analyzed terms) times its weight."""
-    score = 0.0
-    for field, weight in weights.items():
-        counts = Counter(fields[field])
-        norm = K1 * (1 - B + B * stored_length(len(fields[field])) / stats.average(field))
-        for term in terms:
-            tf = counts.get(term, 0)
-            if tf:
-                score += weight * stats.idf(field, term) * tf / (tf + norm)
-    return score
+class QueryScorer:
+    """Lucene's BM25 of memories for the query `terms` (analyzed; a repeated term counts again, as
+    Lucene sums a repeated clause), summed over the fields of `weights` times each weight. What does
+    not depend on the memory (each term's idf, each field's average length) is computed once per
+    query, and a memory's fields are read as their analyzed lines (`analyzed_lines`, cached), of
+    which only the query's terms are counted."""
+
+    def __init__(self, stats: GraphStats, terms: Sequence[str], weights: dict[str, float]) -> None:
+        self._wanted = frozenset(terms)
+        self._fields = [
+            (field, stats.average(field), [(term, weight * stats.idf(field, term)) for term in terms])
+            for field, weight in weights.items()
+        ]
+
+    def score(self, fields: dict[str, Sequence[tuple[str, ...]]]) -> float:
+        """`fields`: each field of `weights` as its analyzed lines."""
+        score = 0.0
+        for field, average, idfs in self._fields:
+            lines = fields[field]
+            found = self._wanted.intersection(itertools.chain.from_iterable(lines))
+            if not found:
+                continue
+            norm = K1 * (1 - B + B * stored_length(sum(map(len, lines))) / average)
+            for term, idf in idfs:
+                if term in found:
+                    tf = sum([line.count(term) for line in lines])
+                    score += idf * tf / (tf + norm)
+        return score
