@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
+import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dataset
@@ -92,12 +92,14 @@ async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
         }
         server, url = spawn(env, RESULTS / "concurrency-serve.log")
         try:
-            limits = httpx.Limits(max_connections=clients)
-            async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as http:
+            connector = aiohttp.TCPConnector(limit=clients)
+            timeout = aiohttp.ClientTimeout(total=60)
+            async with aiohttp.ClientSession(url, connector=connector, timeout=timeout) as http:
 
                 async def rest_call(item: dict[str, Any]) -> None:
-                    response = await http.post("/v1/memories", json=item)
-                    response.raise_for_status()
+                    async with http.post("/v1/memories", json=item) as response:
+                        response.raise_for_status()
+                        await response.read()
 
                 await _clients(next(chunks)[:200], 4, [f"warm-rest-{tag}"], rest_call)
                 for via, call in (("REST", rest_call), ("service", service_call)):
