@@ -233,6 +233,7 @@ async def forget_graph(driver: neo4j.AsyncDriver, graph: str) -> None:
         )
         await session.run("MATCH (s:GraphState {name: $graph}) DELETE s", graph=graph)
         await session.run("MATCH (s:GraphStats {name: $graph}) DELETE s", graph=graph)
+        await session.run("MATCH (d:TermDelta {graphName: $graph}) DELETE d", graph=graph)
         await session.run(
             "MATCH (t:GraphTerm {graphName: $graph}) CALL (t) { DELETE t } IN TRANSACTIONS OF 10000 ROWS",
             graph=graph,

@@ -208,6 +208,7 @@ class Services:
                 await self.store.apply_schema()
 
     async def close(self) -> None:
+        await self.memory.close()
         await self.store.close()
         if self.chain is not None:
             await self.chain.close()
@@ -235,6 +236,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     services = Services.build(settings, observe=metrics.statement)
     metrics.anchoring = services.anchoring.state
     # Each background worker's backlog, read at every scrape.
+    metrics.backlogs["term_stats"] = services.memory.folder.backlog
     if services.chain is not None:
         metrics.backlogs["reconcile"] = services.anchoring.unfinished
     if services.embeddings.on:

@@ -35,6 +35,7 @@ from graphsvc.browser import neo4j_settings
 from graphsvc.config import AuthSettings, ChainSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.term_fold import fold
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
 
@@ -270,7 +271,9 @@ async def chromium() -> AsyncIterator[Browser]:
 
 
 async def term_stats(store: GraphStore, graph: str) -> tuple[dict, dict]:
-    """A graph's GraphStats totals and its GraphTerm counts (term: [text, window, tags])."""
+    """A graph's GraphStats totals and its GraphTerm counts (term: [text, window, tags]), its pending
+    deltas folded first."""
+    await fold(store, graph)
     records, _, _ = await store._driver.execute_query(
         "MATCH (s:GraphStats {name: $graph}) "
         "RETURN properties(s) AS totals, "

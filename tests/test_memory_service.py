@@ -218,8 +218,9 @@ async def test_a_rejected_remember_writes_nothing(
 
 
 class _Counting:
-    """The real store, counting write transactions (and refusing the one numbered `refuse`: a group
-    the database would not take as a whole)."""
+    """The real store, counting remember transactions (those that open with memory/begin; not the term
+    statistics' folds) and refusing the one numbered `refuse`: a group the database would not take as
+    a whole."""
 
     def __init__(
         self, store: GraphStore, *, refuse: int = 0, refusal: type[GraphsvcError] = Conflict
@@ -230,10 +231,20 @@ class _Counting:
         return await self._store.run(name, **params)
 
     async def write_transaction(self, work: Any, *, bounded: bool = True) -> Any:
-        self.writes += 1
-        if self.writes == self._refuse:
-            raise self._refusal("refused as a whole")
-        return await self._store.write_transaction(work, bounded=bounded)
+        counting = self
+
+        class Counted:
+            def __init__(self, tx: Any) -> None:
+                self._tx = tx
+
+            async def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+                if name == "memory/begin":
+                    counting.writes += 1
+                    if counting.writes == counting._refuse:
+                        raise counting._refusal("refused as a whole")
+                return await self._tx.run(name, **params)
+
+        return await self._store.write_transaction(lambda tx: work(Counted(tx)), bounded=bounded)
 
 
 async def _by_seq(store: GraphStore, graph: str) -> list[dict[str, Any]]:

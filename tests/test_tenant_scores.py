@@ -3,9 +3,12 @@ remembered and forgotten elsewhere, move neither its ranking nor its scores."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
+from graphsvc.services import term_fold
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines, stored_length
 from graphsvc.store.graph import GraphStore
@@ -129,3 +132,54 @@ async def test_upgrade_counts_the_statistics_of_a_graph_an_older_version_stored(
     )
     assert graph in await memory.upgrade()
     assert await term_stats(store, graph) == kept
+
+
+@pytest.mark.neo4j
+async def test_recall_counts_the_deltas_not_folded_yet_as_the_fold_counts_them(
+    store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)  # no fold but the test's own
+    memory = MemoryService(store)
+    first = await memory.remember(RememberInput(text=MINE[0], graph=graph))
+    for text in MINE[1:]:
+        await memory.remember(RememberInput(text=text, graph=graph))
+    await memory.forget(IdInput(id=first.id, graph=graph))
+    pending = await _recalled(memory, graph)
+    assert await _deltas(store, graph) == 7  # six remembers and a forget, none folded
+
+    assert await term_fold.fold(store, graph) == 7
+    assert await _deltas(store, graph) == 0
+    assert await _recalled(memory, graph) == pending
+    kept = await term_stats(store, graph)
+    await memory.count_terms_again(graph)
+    assert await term_stats(store, graph) == kept
+    await memory.close()
+
+
+@pytest.mark.neo4j
+async def test_deltas_are_folded_soon_after_the_write_and_at_start_up_after_a_stop(
+    store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = MemoryService(store)
+    await memory.remember(RememberInput(text=MINE[0], graph=graph))
+    for _ in range(50):  # FOLD_DELAY_S after the write
+        if await _deltas(store, graph) == 0:
+            break
+        await asyncio.sleep(0.1)
+    assert await _deltas(store, graph) == 0
+
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)  # a process that stops before it folds
+    await memory.remember(RememberInput(text=MINE[1], graph=graph))
+    await memory.close()
+    assert await _deltas(store, graph) == 1
+    await MemoryService(store).upgrade()  # the next start
+    assert await _deltas(store, graph) == 0
+    _, terms = await term_stats(store, graph)
+    assert terms["bank"] == [1, 2, 0]  # each memory's window holds the other's text
+
+
+async def _deltas(store: GraphStore, graph: str) -> int:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (d:TermDelta {graphName: $graph}) RETURN count(d) AS n", graph=graph, database_=store._database
+    )
+    return records[0]["n"]

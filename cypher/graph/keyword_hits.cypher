@@ -3,7 +3,9 @@
 // Lucene's top `limit` candidates (the query is scoped to the graph's key inside Lucene), with the
 // fields recall rescores them on (and `seq`, the remember order that orders equal scores), and the
 // graph's own statistics for the query's analyzed `terms` (services/term_stats.py): Lucene's own
-// scores use the statistics of every graph on the server.
+// scores use the statistics of every graph on the server. The statistics are the graph's counters
+// plus its deltas not folded into them yet (`pending`, services/term_fold.py), each narrowed to the
+// query's terms.
 CALL () {
   CALL db.index.fulltext.queryNodes('memory_search', $lucene, {limit: $limit}) YIELD node, score
   WHERE node.graph = $graph
@@ -24,4 +26,11 @@ RETURN rows, s {
     WHERE t.term IN $terms
     RETURN t {.term, .text, .window, .tags}
   }
-} AS stats
+} AS stats, COLLECT {
+  MATCH (d:TermDelta {graphName: $graph})
+  RETURN d {
+    .textDocs, .textLength, .windowDocs, .windowLength, .tagsDocs, .tagsLength,
+    terms: [i IN range(0, size(d.terms) - 1) WHERE d.terms[i] IN $terms
+      | {term: d.terms[i], text: d.text[i], window: d.window[i], tags: d.tags[i]}]
+  }
+} AS pending

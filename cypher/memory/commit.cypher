@@ -1,16 +1,18 @@
 // mode: write
-// params: states, memories, windows, stats, terms
+// params: states, memories, windows, deltas
 // Writes what a remember transaction decided (services/memory.py), for one or more graphs whose locks
 // memory/begin took: each graph's new last position (`states`: graph, seq); the new memories
 // (`memories`: graph, `memory` properties, `entities` (id, label, name, edgeId), `relations` (from,
 // type, to, edgeId), `links` (type, to, edgeId: typed edges to mentioned entities, e.g. an event's
 // REINFORCES) and `supersedes` (to, edgeId: memories of the graph this one replaces)); the windows
 // of earlier memories they extend (`windows`: graph, id, window); and what that changed in each
-// graph's term statistics (`stats`: graph and, per field, the change in memories that have it and in
-// its total length; `terms`: graph, term and its counts, sorted: writers lock counters in one order;
-// a counter back at zero everywhere is deleted). Entities come first and relations last, so an item
-// may relate entities that another item introduces. A new memory is :Pending until a batch seals it
-// (see anchor/seal). Forget and the upgrade use the same statement for windows and statistics.
+// graph's term statistics, as one TermDelta node per graph (`deltas`: graphName, per field the change
+// in memories that have it and in its total length, and parallel lists `terms`, `text`, `window`,
+// `tags`: each term's change per field), which memory/take_deltas folds into the graph's counters
+// later, off this path (services/term_fold.py): 176 counters to lock and update for a round of 8
+// memories were a third of its time. Entities come first and relations last, so an item may relate
+// entities that another item introduces. A new memory is :Pending until a batch seals it (see
+// anchor/seal). Forget uses the same statement for windows and statistics.
 CALL () {
   UNWIND $states AS state
   MATCH (s:GraphState {name: state.graph})
@@ -63,22 +65,7 @@ CALL () {
   SET m.window = w.window
 }
 CALL () {
-  UNWIND $stats AS st
-  MERGE (s:GraphStats {name: st.graph})
-  SET s.textDocs = coalesce(s.textDocs, 0) + st.textDocs,
-      s.textLength = coalesce(s.textLength, 0) + st.textLength,
-      s.windowDocs = coalesce(s.windowDocs, 0) + st.windowDocs,
-      s.windowLength = coalesce(s.windowLength, 0) + st.windowLength,
-      s.tagsDocs = coalesce(s.tagsDocs, 0) + st.tagsDocs,
-      s.tagsLength = coalesce(s.tagsLength, 0) + st.tagsLength
-}
-CALL () {
-  UNWIND $terms AS row
-  MERGE (t:GraphTerm {graphName: row.graph, term: row.term})
-  SET t.text = coalesce(t.text, 0) + row.text,
-      t.window = coalesce(t.window, 0) + row.window,
-      t.tags = coalesce(t.tags, 0) + row.tags
-  WITH t
-  WHERE t.text = 0 AND t.window = 0 AND t.tags = 0
-  DELETE t
+  UNWIND $deltas AS delta
+  CREATE (d:TermDelta)
+  SET d = delta
 }

@@ -41,13 +41,16 @@ from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
 from graphsvc.services.group_commit import GroupCommit
 from graphsvc.services.keywords import OWN_TEXT_WEIGHT, graph_key, keywords, lucene_query, words
 from graphsvc.services.ports import Reader, Store
+from graphsvc.services.term_fold import TermFolder
 from graphsvc.services.term_stats import (
     Change,
     GraphStats,
     QueryScorer,
     analyze,
     analyzed_lines,
+    as_delta,
     fields_of,
+    folded,
     rewindowed,
     tally,
 )
@@ -215,6 +218,10 @@ class MemoryService:
         self._clock = clock
         self._embeddings = embeddings
         self._commits: GroupCommit[_Draft, RememberReceipt] = GroupCommit(self._flush)
+        self.folder = TermFolder(store)
+
+    async def close(self) -> None:
+        await self.folder.close()
 
     # ---- remember -------------------------------------------------------------------------------
 
@@ -312,7 +319,9 @@ class MemoryService:
                 await self._create(tx, written, begun)
             return [receipts[d.index] for d in drafts]
 
-        return await self._store.write_transaction(work)
+        receipts = await self._store.write_transaction(work)
+        self.folder.written(d.req.graph for d, r in zip(drafts, receipts, strict=True) if r.status == "created")
+        return receipts
 
     async def _create(self, tx: Reader, written: list[_Draft], begun: dict[str, dict[str, Any]]) -> None:
         """The memories, each graph's in remember order after its last position (as memory/begin read
@@ -384,6 +393,7 @@ class MemoryService:
         statistics of graphs that older versions stored; returns the graphs upgraded. A start-up step
         that reads every memory once to find them (34 ms warm, 0.7 s cold for 29k memories here), then
         writes only the unkeyed ones and reads only the uncounted graphs."""
+        await self.folder.fold_pending()
         graphs = [row["graph"] for row in await self._store.run("memory/unkeyed_graphs")]
         for graph in graphs:
             await self._store.run("memory/key_graph", graph=graph, key=graph_key(graph))
@@ -398,11 +408,8 @@ class MemoryService:
         async def work(tx: Reader) -> None:
             await tx.run("memory/reset_stats", graph=graph)
             rows = await tx.run("memory/indexed_fields", graph=graph)
-            commit = _Commit()
-            commit.count(
-                graph, [c for r in rows for c in fields_of(r["text"], r["window"], r["tags"] or [], 1)]
-            )
-            await commit.run(tx)
+            changes = [c for r in rows for c in fields_of(r["text"], r["window"], r["tags"] or [], 1)]
+            await tx.run("memory/count", **folded(graph, [as_delta(graph, tally(changes))]))
 
         await self._store.write_transaction(work)
 
@@ -464,7 +471,7 @@ class MemoryService:
             "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
         )
         rows: list[dict[str, Any]] = found["rows"]
-        stats = GraphStats.from_row(found["stats"])
+        stats = GraphStats.from_row(found["stats"], found["pending"])
         if stats is not None:
             scorer = QueryScorer(stats, terms, FIELD_WEIGHTS)
             for row in rows:
@@ -568,6 +575,7 @@ class MemoryService:
             await commit.run(tx)
 
         await self._store.write_transaction(work)
+        self.folder.written([req.graph])
         return ForgetResult(id=req.id, deleted=True)
 
 
@@ -588,8 +596,7 @@ class _Commit:
     states: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     memories: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     windows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    stats: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    terms: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    deltas: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
 
     def rewindow(self, graph: str, old: dict[str, str | None], new: dict[str, str]) -> list[Change]:
         """Replace the windows of the memories in `old` (id: window now) with theirs in `new`; returns
@@ -598,10 +605,8 @@ class _Commit:
         return rewindowed({"old": window, "new": new[i]} for i, window in old.items())
 
     def count(self, graph: str, changes: list[Change]) -> None:
-        """Apply what a write changed in the index to the graph's term statistics (term_stats.py)."""
-        counts = tally(changes)
-        self.stats.append({"graph": graph, **counts["totals"]})
-        self.terms += [{"graph": graph, **row} for row in counts["terms"]]
+        """Record what a write changed in the index, as the graph's term statistics' delta (term_fold.py)."""
+        self.deltas.append(as_delta(graph, tally(changes)))
 
     async def run(self, tx: Reader) -> None:
         await tx.run("memory/commit", **vars(self))

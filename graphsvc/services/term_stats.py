@@ -3,8 +3,10 @@
 Lucene scores BM25 with the statistics of the whole index: every graph on the server, and memories
 forgotten but not yet merged away. So graphsvc keeps each graph's own (a `GraphStats` node: per field,
 how many memories have it and its total length; a `GraphTerm` node per term: per field, how many
-memories hold it), changed in the transaction that remembers or forgets, and recall rescores Lucene's
-top candidates with them. Analysis and formula follow Lucene's, so a graph alone on a fresh server
+memories hold it), and recall rescores Lucene's top candidates with them. The transaction that
+remembers or forgets records what it changed as a `TermDelta` node, which a fold adds to the counters
+soon after (term_fold.py); recall reads the counters plus the deltas still pending, so the statistics
+are always those of every committed write. Analysis and formula follow Lucene's, so a graph alone on a fresh server
 ranks as Lucene ranks it: the English analyzer (standard word breaks, possessive 's dropped, lower
 case, its 33 stop words, Porter stems) and BM25 (k1 1.2, b 0.75) over lengths rounded as Lucene
 stores them.
@@ -24,6 +26,7 @@ from typing import Any, cast
 import Stemmer
 
 FIELDS = ("text", "window", "tags")
+TOTALS = tuple(f"{f}{kind}" for f in FIELDS for kind in ("Docs", "Length"))  # per field: memories, length
 K1, B = 1.2, 0.75
 _STOP_WORDS = """
     a an and are as at be but by for if in into is it no not of on or such that the their then there
@@ -109,10 +112,9 @@ def rewindowed(rows: Iterable[dict[str, Any]]) -> list[Change]:
 
 
 def tally(changes: Iterable[Change]) -> dict[str, Any]:
-    """What memory/commit adds to a graph's term statistics: per field, the change in memories that have it and in its
-    total length; per term (sorted, so writers lock counters in one order), the change in memories
-    whose field holds it."""
-    totals = {f"{f}{kind}": 0 for f in FIELDS for kind in ("Docs", "Length")}
+    """What a write changes in a graph's term statistics: per field, the change in memories that have
+    it and in its total length; per term (sorted), the change in memories whose field holds it."""
+    totals = dict.fromkeys(TOTALS, 0)
     added = {(f, sign): Counter[str]() for f in FIELDS for sign in (1, -1)}
     for change in changes:
         if change.terms:
@@ -127,6 +129,44 @@ def tally(changes: Iterable[Change]) -> dict[str, Any]:
     return {"totals": totals, "terms": rows}
 
 
+def summed(rows: Iterable[dict[str, Any]]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Statistics added up: rows of totals and `terms` (rows of term and its count per field);
+    returns the totals and each term's counts per field (terms whose counts add up to zero left out)."""
+    totals = dict.fromkeys(TOTALS, 0)
+    terms: dict[str, dict[str, int]] = {}
+    for row in rows:
+        for key in TOTALS:
+            totals[key] += row[key] or 0
+        for t in row["terms"]:
+            counts = terms.setdefault(t["term"], dict.fromkeys(FIELDS, 0))
+            for f in FIELDS:
+                counts[f] += t[f] or 0
+    return totals, {term: counts for term, counts in terms.items() if any(counts.values())}
+
+
+def as_delta(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
+    """`tally`'s counts as the properties of a TermDelta node (memory/commit): terms as parallel lists."""
+    rows = counts["terms"]
+    return {
+        "graphName": graph,
+        **counts["totals"],
+        "terms": [r["term"] for r in rows],
+        **{f: [r[f] for r in rows] for f in FIELDS},
+    }
+
+
+def folded(graph: str, deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """TermDelta nodes' properties added up as memory/count takes them (terms sorted)."""
+    totals, terms = summed(
+        {**d, "terms": [{"term": t, **{f: d[f][i] for f in FIELDS}} for i, t in enumerate(d["terms"])]}
+        for d in deltas
+    )
+    return {
+        "stats": [{"graph": graph, **totals}],
+        "terms": [{"graph": graph, "term": t, **terms[t]} for t in sorted(terms)],
+    }
+
+
 @dataclass(frozen=True)
 class GraphStats:
     """A graph's statistics for the terms of one query (read by graph/keyword_hits)."""
@@ -136,13 +176,16 @@ class GraphStats:
     df: dict[tuple[str, str], int]
 
     @classmethod
-    def from_row(cls, row: dict[str, Any] | None) -> GraphStats | None:
-        if not row:
+    def from_row(cls, row: dict[str, Any] | None, pending: Sequence[dict[str, Any]] = ()) -> GraphStats | None:
+        """The graph's counters (`row`: None before any) plus its `pending` deltas, each as keyword_hits
+        reads them (totals, and `terms`: rows of term and its count per field)."""
+        if not row and not pending:
             return None
+        totals, df = summed([r for r in (row, *pending) if r])
         return cls(
-            docs={f: row[f"{f}Docs"] or 0 for f in FIELDS},
-            length={f: row[f"{f}Length"] or 0 for f in FIELDS},
-            df={(f, t["term"]): t[f] or 0 for t in row["terms"] for f in FIELDS},
+            docs={f: totals[f"{f}Docs"] for f in FIELDS},
+            length={f: totals[f"{f}Length"] for f in FIELDS},
+            df={(f, term): counts[f] for term, counts in df.items() for f in FIELDS},
         )
 
     def idf(self, field: str, term: str) -> float:

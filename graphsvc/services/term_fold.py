@@ -1,0 +1,90 @@
+"""Folding each graph's pending term statistics into its counters, off the remember path.
+
+A remember (or forget) transaction records what it changed in its graph's term statistics as one
+TermDelta node (memory/commit) instead of updating a counter per term: for a round of 8 concurrent
+remembers that was 176 counters to lock and update, a third of the round's time, while the graph's
+write lock was held. A fold takes a graph's deltas, adds them up and updates each counter once
+(memory/take_deltas, then memory/count, in one transaction under the graph's GraphStats lock, so that
+folders on any replica take a delta once), shortly after the writes that made them: FOLD_DELAY_S
+gathers several rounds into one fold. Recall reads the counters plus the pending deltas
+(graph/keyword_hits), so it never depends on when a fold runs; a recall racing a fold's commit may
+read a delta both in the counters and pending, or in neither (Neo4j reads committed data, statement by
+statement, not a snapshot), which moves one query's scores slightly, once. Deltas a stopped process
+left are folded at start-up, and with the next fold of their graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+
+from graphsvc.services.ports import Reader, Store
+from graphsvc.services.term_stats import folded
+
+FOLD_DELAY_S = 0.2  # a fold waits this long after a write, gathering the writes that follow
+RETRY_S = 5.0  # after a fold failed (Neo4j away)
+log = logging.getLogger(__name__)
+
+
+async def fold(store: Store, graph: str) -> int:
+    """Fold the graph's pending deltas into its counters; returns how many there were."""
+
+    async def work(tx: Reader) -> int:
+        deltas = [row["delta"] for row in await tx.run("memory/take_deltas", graph=graph)]
+        if deltas:
+            await tx.run("memory/count", **folded(graph, deltas))
+        return len(deltas)
+
+    return await store.write_transaction(work)
+
+
+class TermFolder:
+    """Folds the graphs it is told were written, in a task of its own, FOLD_DELAY_S after the write."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._written: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def written(self, graphs: Iterable[str]) -> None:
+        """Graphs whose writes just committed deltas."""
+        self._written.update(graphs)
+        if self._task is None and self._written:
+            self._task = asyncio.create_task(self._folding())
+
+    async def fold_pending(self) -> int:
+        """Fold every graph's pending deltas now (at start-up: those a stopped process left)."""
+        rows = await self._store.run("memory/pending_deltas")
+        for row in rows:
+            await fold(self._store, row["graph"])
+        return len(rows)
+
+    async def backlog(self) -> int:
+        """Deltas not folded yet, over every graph (a gauge of /metrics)."""
+        return sum(row["deltas"] for row in await self._store.run("memory/pending_deltas"))
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _folding(self) -> None:
+        try:
+            delay = FOLD_DELAY_S
+            while self._written:
+                await asyncio.sleep(delay)
+                graphs, self._written = sorted(self._written), set()
+                delay = FOLD_DELAY_S
+                for n, graph in enumerate(graphs):
+                    try:
+                        await fold(self._store, graph)
+                    except Exception:  # Neo4j away: the deltas stay, and recall counts them meanwhile
+                        log.warning("folding term statistics postponed", exc_info=True)
+                        self._written.update(graphs[n:])
+                        delay = RETRY_S
+                        break
+        finally:
+            self._task = None
