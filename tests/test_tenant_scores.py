@@ -168,14 +168,20 @@ async def test_deltas_are_folded_soon_after_the_write_and_at_start_up_after_a_st
         await asyncio.sleep(0.1)
     assert await _deltas(store, graph) == 0
 
-    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)  # a process that stops before it folds
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)
     await memory.remember(RememberInput(text=MINE[1], graph=graph))
-    await memory.close()
+    assert await _deltas(store, graph) == 1
+    await memory.close()  # a process that stops folds what it wrote
+    assert await _deltas(store, graph) == 0
+
+    killed = MemoryService(store)  # a process killed before it folds
+    await killed.remember(RememberInput(text=MINE[2], graph=graph))
     assert await _deltas(store, graph) == 1
     await MemoryService(store).upgrade()  # the next start
     assert await _deltas(store, graph) == 0
     _, terms = await term_stats(store, graph)
-    assert terms["bank"] == [1, 2, 0]  # each memory's window holds the other's text
+    assert terms["bank"] == [1, 3, 0]  # every memory's window holds the others' text
+    await killed.close()
 
 
 async def _deltas(store: GraphStore, graph: str) -> int:

@@ -320,7 +320,9 @@ class MemoryService:
             return [receipts[d.index] for d in drafts]
 
         receipts = await self._store.write_transaction(work)
-        self.folder.written(d.req.graph for d, r in zip(drafts, receipts, strict=True) if r.status == "created")
+        self.folder.written(
+            d.req.graph for d, r in zip(drafts, receipts, strict=True) if r.status == "created"
+        )
         return receipts
 
     async def _create(self, tx: Reader, written: list[_Draft], begun: dict[str, dict[str, Any]]) -> None:

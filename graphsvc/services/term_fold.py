@@ -66,10 +66,14 @@ class TermFolder:
         return sum(row["deltas"] for row in await self._store.run("memory/pending_deltas"))
 
     async def close(self) -> None:
+        """Fold what this process wrote now, rather than leave it to the next start-up (an outage only
+        leaves it, logged)."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        graphs, self._written = sorted(self._written), set()
+        await self._fold(graphs)
 
     async def _folding(self) -> None:
         try:
@@ -77,14 +81,19 @@ class TermFolder:
             while self._written:
                 await asyncio.sleep(delay)
                 graphs, self._written = sorted(self._written), set()
-                delay = FOLD_DELAY_S
-                for n, graph in enumerate(graphs):
-                    try:
-                        await fold(self._store, graph)
-                    except Exception:  # Neo4j away: the deltas stay, and recall counts them meanwhile
-                        log.warning("folding term statistics postponed", exc_info=True)
-                        self._written.update(graphs[n:])
-                        delay = RETRY_S
-                        break
+                left = await self._fold(graphs)
+                self._written.update(left)
+                delay = RETRY_S if left else FOLD_DELAY_S
         finally:
             self._task = None
+
+    async def _fold(self, graphs: list[str]) -> list[str]:
+        """Fold `graphs` one by one; returns those left when Neo4j failed (their deltas stay pending,
+        and recall counts them meanwhile)."""
+        for n, graph in enumerate(graphs):
+            try:
+                await fold(self._store, graph)
+            except Exception:
+                log.warning("folding term statistics postponed", exc_info=True)
+                return graphs[n:]
+        return []
