@@ -6,6 +6,7 @@ import pytest
 
 from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.term_fold import fold
 from graphsvc.store.graph import GraphStore
 
 pytestmark = pytest.mark.neo4j
@@ -39,6 +40,7 @@ async def test_recall_and_remember_statements_seek_indexes(
         calls.append((name, params))
         return await run(name, **params)
 
+    await fold(store, graph)  # so that memory/take_deltas, run below for its plan, takes nothing
     store.run = recording  # type: ignore[method-assign]
     try:
         recalled = await memory.recall(RecallInput(query="rockets", hops=1, graph=graph))
@@ -48,13 +50,12 @@ async def test_recall_and_remember_statements_seek_indexes(
     calls.append(("memory/begin", {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"]}))
     calls.append(("memory/around", {"graph": graph, "seq": 5}))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}
+    calls.append(("memory/commit", {"states": [], "memories": [], "windows": [], "deltas": []}))
+    calls.append(("memory/take_deltas", {"graph": graph}))
     calls.append(  # changes nothing: every count moves by 0
         (
-            "memory/commit",
+            "memory/count",
             {
-                "states": [],
-                "memories": [],
-                "windows": [],
                 "stats": [{"graph": graph, **zero}],
                 "terms": [{"graph": graph, "term": "rocket", "text": 0, "window": 0, "tags": 0}],
             },
