@@ -189,3 +189,20 @@ async def _deltas(store: GraphStore, graph: str) -> int:
         "MATCH (d:TermDelta {graphName: $graph}) RETURN count(d) AS n", graph=graph, database_=store._database
     )
     return records[0]["n"]
+
+
+@pytest.mark.neo4j
+async def test_a_backlog_of_deltas_is_folded_a_bounded_number_per_transaction(
+    store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)
+    monkeypatch.setattr(term_fold, "FOLD_LIMIT", 3)
+    memory = MemoryService(store)
+    for text in [*MINE, "one more note"]:  # 7 remembers, 7 deltas: folded 3, 3, then 1
+        await memory.remember(RememberInput(text=text, graph=graph))
+    assert await term_fold.fold(store, graph) == 7
+    assert await _deltas(store, graph) == 0
+    kept = await term_stats(store, graph)
+    await memory.count_terms_again(graph)
+    assert await term_stats(store, graph) == kept
+    await memory.close()

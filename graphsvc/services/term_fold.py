@@ -25,19 +25,26 @@ from graphsvc.services.term_stats import folded
 
 FOLD_DELAY_S = 0.2  # a fold waits this long after a write, gathering the writes that follow
 RETRY_S = 5.0  # after a fold failed (Neo4j away)
+FOLD_LIMIT = 50  # deltas a fold transaction takes (one of a bulk import's batches holds thousands of terms)
 log = logging.getLogger(__name__)
 
 
 async def fold(store: Store, graph: str) -> int:
-    """Fold the graph's pending deltas into its counters; returns how many there were."""
+    """Fold the graph's pending deltas into its counters, FOLD_LIMIT a transaction; returns how many
+    there were."""
 
     async def work(tx: Reader) -> int:
-        deltas = [row["delta"] for row in await tx.run("memory/take_deltas", graph=graph)]
+        deltas = [row["delta"] for row in await tx.run("memory/take_deltas", graph=graph, limit=FOLD_LIMIT)]
         if deltas:
             await tx.run("memory/count", **folded(graph, deltas))
         return len(deltas)
 
-    return await store.write_transaction(work)
+    total = 0
+    while True:
+        taken = await store.write_transaction(work)
+        total += taken
+        if taken < FOLD_LIMIT:
+            return total
 
 
 class TermFolder:
