@@ -5,7 +5,7 @@
 // graph's own statistics for the query's analyzed `terms` (services/term_stats.py): Lucene's own
 // scores use the statistics of every graph on the server. The statistics are the graph's counters
 // plus its deltas not folded into them yet (`pending`, services/term_fold.py), each narrowed to the
-// query's terms.
+// query's terms; a delta that a fold deletes while this reads it reads as nothing.
 CALL () {
   CALL db.index.fulltext.queryNodes('memory_search', $lucene, {limit: $limit}) YIELD node, score
   WHERE node.graph = $graph
@@ -28,9 +28,10 @@ RETURN rows, s {
   }
 } AS stats, COLLECT {
   MATCH (d:TermDelta {graphName: $graph})
+  WITH d, coalesce(d.terms, []) AS terms
   RETURN d {
     .textDocs, .textLength, .windowDocs, .windowLength, .tagsDocs, .tagsLength,
-    terms: [i IN range(0, size(d.terms) - 1) WHERE d.terms[i] IN $terms
-      | {term: d.terms[i], text: d.text[i], window: d.window[i], tags: d.tags[i]}]
+    terms: [i IN range(0, size(terms) - 1) WHERE terms[i] IN $terms
+      | {term: terms[i], text: d.text[i], window: d.window[i], tags: d.tags[i]}]
   }
 } AS pending
