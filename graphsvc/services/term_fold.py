@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
+from graphsvc.errors import GraphsvcError
 from graphsvc.services.ports import Reader, Store
 from graphsvc.services.term_stats import folded
 
@@ -100,7 +101,10 @@ class TermFolder:
         for n, graph in enumerate(graphs):
             try:
                 await fold(self._store, graph)
+            except GraphsvcError as e:  # Neo4j away, as the other workers see it
+                log.info("folding term statistics postponed: %s", e)
+                return graphs[n:]
             except Exception:
-                log.warning("folding term statistics postponed", exc_info=True)
+                log.exception("folding term statistics failed; retrying")
                 return graphs[n:]
         return []
