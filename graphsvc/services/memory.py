@@ -49,8 +49,8 @@ from graphsvc.services.term_stats import (
     analyze,
     analyzed_lines,
     as_delta,
+    counted,
     fields_of,
-    folded,
     rewindowed,
     tally,
 )
@@ -411,7 +411,7 @@ class MemoryService:
             await tx.run("memory/reset_stats", graph=graph)
             rows = await tx.run("memory/indexed_fields", graph=graph)
             changes = [c for r in rows for c in fields_of(r["text"], r["window"], r["tags"] or [], 1)]
-            await tx.run("memory/count", **folded(graph, [as_delta(graph, tally(changes))]))
+            await tx.run("memory/count", **counted(graph, tally(changes)))
 
         await self._store.write_transaction(work)
 

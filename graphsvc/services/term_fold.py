@@ -62,12 +62,10 @@ class TermFolder:
         if self._task is None and self._written:
             self._task = asyncio.create_task(self._folding())
 
-    async def fold_pending(self) -> int:
+    async def fold_pending(self) -> None:
         """Fold every graph's pending deltas now (at start-up: those a stopped process left)."""
-        rows = await self._store.run("memory/pending_deltas")
-        for row in rows:
+        for row in await self._store.run("memory/pending_deltas"):
             await fold(self._store, row["graph"])
-        return len(rows)
 
     async def backlog(self) -> int:
         """Deltas not folded yet, over every graph (a gauge of /metrics)."""

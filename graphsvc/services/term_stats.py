@@ -156,14 +156,19 @@ def as_delta(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
 
 
 def folded(graph: str, deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """TermDelta nodes' properties added up as memory/count takes them (terms sorted)."""
+    """TermDelta nodes' properties added up, as memory/count takes them."""
     totals, terms = summed(
         {**d, "terms": [{"term": t, **{f: d[f][i] for f in FIELDS}} for i, t in enumerate(d["terms"])]}
         for d in deltas
     )
+    return counted(graph, {"totals": totals, "terms": [{"term": t, **terms[t]} for t in sorted(terms)]})
+
+
+def counted(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
+    """`tally`'s counts of a graph as memory/count takes them."""
     return {
-        "stats": [{"graph": graph, **totals}],
-        "terms": [{"graph": graph, "term": t, **terms[t]} for t in sorted(terms)],
+        "stats": [{"graph": graph, **counts["totals"]}],
+        "terms": [{"graph": graph, **row} for row in counts["terms"]],
     }
 
 
