@@ -4,6 +4,7 @@ remembered and forgotten elsewhere, move neither its ranking nor its scores."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -136,12 +137,20 @@ async def test_upgrade_counts_the_statistics_of_a_graph_an_older_version_stored(
     assert await term_stats(store, graph) == kept
 
 
+@pytest.fixture
+async def unfolded(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MemoryService]:
+    """A service of its own that folds nothing by itself: the test folds."""
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)
+    memory = MemoryService(store)
+    yield memory
+    await memory.close()
+
+
 @pytest.mark.neo4j
 async def test_recall_counts_the_deltas_not_folded_yet_as_the_fold_counts_them(
-    store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
+    unfolded: MemoryService, store: GraphStore, graph: str
 ) -> None:
-    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)  # no fold but the test's own
-    memory = MemoryService(store)
+    memory = unfolded
     first = await memory.remember(RememberInput(text=MINE[0], graph=graph))
     for text in MINE[1:]:
         await memory.remember(RememberInput(text=text, graph=graph))
@@ -152,10 +161,7 @@ async def test_recall_counts_the_deltas_not_folded_yet_as_the_fold_counts_them(
     assert await term_fold.fold(store, graph) == 7
     assert await _deltas(store, graph) == 0
     assert await _recalled(memory, graph) == pending
-    kept = await term_stats(store, graph)
-    await memory.count_terms_again(graph)
-    assert await term_stats(store, graph) == kept
-    await memory.close()
+    await _recount_keeps(memory, store, graph)
 
 
 @pytest.mark.neo4j
@@ -186,6 +192,13 @@ async def test_deltas_are_folded_soon_after_the_write_and_at_start_up_after_a_st
     await killed.close()
 
 
+async def _recount_keeps(memory: MemoryService, store: GraphStore, graph: str) -> None:
+    """The graph's statistics (pending deltas folded) are what a count from scratch gives."""
+    kept = await term_stats(store, graph)
+    await memory.count_terms_again(graph)
+    assert await term_stats(store, graph) == kept
+
+
 async def _deltas(store: GraphStore, graph: str) -> int:
     records, _, _ = await store._driver.execute_query(
         "MATCH (d:TermDelta {graphName: $graph}) RETURN count(d) AS n", graph=graph, database_=store._database
@@ -195,31 +208,23 @@ async def _deltas(store: GraphStore, graph: str) -> int:
 
 @pytest.mark.neo4j
 async def test_a_backlog_of_deltas_is_folded_a_bounded_number_per_transaction(
-    store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
+    unfolded: MemoryService, store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)
     monkeypatch.setattr(term_fold, "FOLD_LIMIT", 3)
-    memory = MemoryService(store)
     for text in [*MINE, "one more note"]:  # 7 remembers, 7 deltas: folded 3, 3, then 1
-        await memory.remember(RememberInput(text=text, graph=graph))
+        await unfolded.remember(RememberInput(text=text, graph=graph))
     assert await term_fold.fold(store, graph) == 7
     assert await _deltas(store, graph) == 0
-    kept = await term_stats(store, graph)
-    await memory.count_terms_again(graph)
-    assert await term_stats(store, graph) == kept
-    await memory.close()
+    await _recount_keeps(unfolded, store, graph)
 
 
 @pytest.mark.neo4j
 async def test_recall_while_a_fold_deletes_the_deltas_it_reads_answers(
-    store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
+    unfolded: MemoryService, store: GraphStore, graph: str
 ) -> None:
     """A delta deleted by a fold between recall's match and its read of the delta's lists reads as
     nothing (it was "a value out of range", 3 times in 150 rounds here, before)."""
-    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)
-    memory = MemoryService(store)
     for n in range(150):
-        await memory.remember(RememberInput(text=f"metrics note {n} about a race", graph=graph))
+        await unfolded.remember(RememberInput(text=f"metrics note {n} about a race", graph=graph))
         recall = RecallInput(query="metrics race", graph=graph)
-        await asyncio.gather(term_fold.fold(store, graph), *(memory.recall(recall) for _ in range(3)))
-    await memory.close()
+        await asyncio.gather(term_fold.fold(store, graph), *(unfolded.recall(recall) for _ in range(3)))
