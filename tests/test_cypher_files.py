@@ -84,7 +84,7 @@ def test_every_schema_file_that_creates_declares_what_it_creates() -> None:
         "memory_search",
         "Memory",
         ("text", "window", "tags", "graphKey"),
-        "english",
+        (("analyzer", "english"), ("eventually_consistent", True)),
     )
 
 
@@ -104,10 +104,17 @@ async def test_schema_apply_recreates_what_an_older_definition_left_under_the_sa
     await run("CREATE CONSTRAINT tombstone_graph_id FOR (t:Tombstone) REQUIRE t.unused IS UNIQUE")
     await run("DROP INDEX memory_graph_seq IF EXISTS")
     await run("CREATE INDEX memory_graph_seq FOR (m:Memory) ON (m.seq)")
+    await run("DROP INDEX memory_search IF EXISTS")  # as versions before it was eventually consistent
+    await run(
+        "CREATE FULLTEXT INDEX memory_search FOR (m:Memory) ON EACH [m.text, m.window, m.tags, m.graphKey]"
+        " OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
+    )
     assert (await _definitions(store))["memory_graph_seq"] == ["seq"]
     await store.apply_schema()
     found = await _definitions(store)
     assert found["tombstone_graph_id"] == ["graph", "id"]
     assert found["memory_graph_seq"] == ["graph", "seq"]
+    records, _, _ = await run("SHOW INDEXES YIELD name, options WHERE name = 'memory_search'")
+    assert records[0]["options"]["indexConfig"]["fulltext.eventually_consistent"] is True
     records, _, _ = await run("SHOW CONSTRAINTS YIELD name, properties WHERE name = 'tombstone_graph_id'")
     assert records[0]["properties"] == ["graph", "id"]

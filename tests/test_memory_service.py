@@ -272,6 +272,25 @@ async def test_concurrent_remembers_of_one_graph_share_transactions_each_with_it
         assert m["window"] == "\n".join(n["text"] for n in stored[max(0, i - 2) : i + 3])
 
 
+async def test_recall_finds_each_memory_as_soon_as_its_remember_answers(
+    memory: MemoryService, graph: str
+) -> None:
+    """The fulltext index is eventually consistent (Lucene takes a commit's updates in the background):
+    recall waits for them, so a writer finds its memory right away, while 7 others keep writing."""
+
+    async def writer(w: int) -> list[str]:
+        missed = []
+        for n in range(20):
+            word = f"zq{w}x{n}marker"
+            stored = await memory.remember(RememberInput(text=f"writer {w} note {word}", graph=graph))
+            found = await memory.recall(RecallInput(query=word, graph=graph))
+            if stored.id not in {m.id for m in found.memories}:
+                missed.append(word)
+        return missed
+
+    assert [m for missed in await asyncio.gather(*(writer(w) for w in range(8))) for m in missed] == []
+
+
 async def test_concurrent_remembers_of_several_graphs_share_transactions_and_stay_apart(
     store: GraphStore, graph: str
 ) -> None:

@@ -28,15 +28,16 @@ Row = dict[str, Any]
 # (The driver types its **config keyword arguments as unknown: the calls that take them say
 # `pyright: ignore[reportUnknownMemberType]`.)
 Observer = Callable[[str, float], None]  # (statement name, seconds)
+Fulltext = tuple[tuple[str, str | bool | None], ...]  # a fulltext index's declared settings, sorted by name
 log = logging.getLogger("graphsvc")
 
 # What a schema file declares: `CREATE [FULLTEXT|VECTOR] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
-# ON|ON EACH|REQUIRE <properties>`, with the fulltext analyzer when it names one.
+# ON|ON EACH|REQUIRE <properties>`, with the fulltext settings it names (analyzer, eventually_consistent).
 _DECLARES = re.compile(
     r"CREATE\s+(?:(?:FULLTEXT|VECTOR)\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
     r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
 )
-_ANALYZER = re.compile(r"fulltext\.analyzer`?\s*:\s*'(\w+)'")
+_FULLTEXT = re.compile(r"`fulltext\.(\w+)`\s*:\s*('\w+'|true|false)")
 _OUT_OF_RANGE = {
     "Neo.ClientError.Statement.ArithmeticError",
     "Neo.ClientError.Statement.ArgumentError",
@@ -158,7 +159,7 @@ class GraphStore:
         for name in names:
             declared = _declared(self.statements[name].text)
             found = existing.get(declared[0]) if declared else None
-            if declared and found and declared != (have := _definition(found, declared[3] is not None)):
+            if declared and found and declared != (have := _definition(found, declared[3])):
                 kind = "CONSTRAINT" if found["owningConstraint"] else "INDEX"
                 log.warning(
                     "schema: %s %s is %s, declared %s: recreating it", kind, have[0], have[1:], declared[1:]
@@ -211,19 +212,21 @@ def _row(record: neo4j.Record) -> Row:
     return dict(zip(record.keys(), cast(tuple[Any, ...], record), strict=True))
 
 
-def _declared(text: str) -> tuple[str, str, tuple[str, ...], str | None] | None:
-    """(name, label, properties, fulltext analyzer) of a schema statement that creates one."""
+def _declared(text: str) -> tuple[str, str, tuple[str, ...], Fulltext] | None:
+    """(name, label, properties, fulltext settings) of a schema statement that creates one."""
     match = _DECLARES.search(text)
     if match is None:
         return None
-    analyzer = _ANALYZER.search(text)
+    fulltext = tuple(
+        sorted((k, v.strip("'") if "'" in v else v == "true") for k, v in _FULLTEXT.findall(text))
+    )
     props = tuple(re.findall(r"\w+\.(\w+)", match["props"]))
-    return match["name"], match["label"], props, analyzer[1] if analyzer else None
+    return match["name"], match["label"], props, fulltext
 
 
-def _definition(record: Any, analyzer: bool) -> tuple[str, str, tuple[str, ...], str | None]:
-    """The same tuple for an index (or a constraint's index) as SHOW INDEXES reports it; its analyzer
-    only when the declaration names one."""
+def _definition(record: Any, fulltext: Fulltext) -> tuple[str, str, tuple[str, ...], Fulltext]:
+    """The same tuple for an index (or a constraint's index) as SHOW INDEXES reports it, with the
+    fulltext settings that the declaration names."""
     [label] = record["labelsOrTypes"] or [""]
     options: dict[str, Any] = record["options"] or {}
     config: dict[str, Any] = options.get("indexConfig") or {}
@@ -231,7 +234,7 @@ def _definition(record: Any, analyzer: bool) -> tuple[str, str, tuple[str, ...],
         record["name"],
         label,
         tuple(record["properties"] or ()),
-        config.get("fulltext.analyzer") if analyzer else None,
+        tuple((key, config.get(f"fulltext.{key}")) for key, _ in fulltext),
     )
 
 
