@@ -1,8 +1,8 @@
 """Group commit: concurrent writes coalesced into one transaction.
 
 While a batch is being written, the next submissions wait and then go together in the next batch, so
-N concurrent writers cost about one transaction each round instead of N, each paying the commit and
-the fulltext index's refresh. Writers answered together tend to come back together, a few
+N concurrent writers cost about one transaction each round instead of N, each paying the statements'
+and the commit's fixed costs. Writers answered together tend to come back together, a few
 milliseconds apart (their next requests on their way): the next batch waits for as many writers as
 the last round saw, no longer than the last batch took to write (MAX_LINGER_S at most), so that a
 crowd is not split over several transactions. A lone writer waits for nobody. Each submitter gets its
