@@ -181,9 +181,7 @@ class GraphStats:
     df: dict[tuple[str, str], int]
 
     @classmethod
-    def from_row(
-        cls, row: dict[str, Any] | None, pending: Sequence[dict[str, Any]] = ()
-    ) -> GraphStats | None:
+    def from_row(cls, row: dict[str, Any] | None, pending: Sequence[dict[str, Any]]) -> GraphStats | None:
         """The graph's counters (`row`: None before any) plus its `pending` deltas, each as keyword_hits
         reads them (totals, and `terms`: rows of term and its count per field)."""
         if not row and not pending:
