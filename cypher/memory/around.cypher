@@ -1,17 +1,18 @@
 // mode: read
 // params: graph, seq
 // The four memories before and the four after position `seq` (oldest first, with their windows): a
-// forgotten memory's neighbours and their own neighbours, to rebuild windows.
+// forgotten memory's neighbours and their own neighbours, to rebuild windows. Ordered by graph as well,
+// so that the (graph, seq) index gives the order and each seek reads four entries, not the graph.
 CALL () {
   MATCH (p:Memory {graph: $graph})
   WHERE p.seq < $seq
-  WITH p ORDER BY p.seq DESC LIMIT 4
+  WITH p ORDER BY p.graph DESC, p.seq DESC LIMIT 4
   RETURN reverse(collect({id: p.id, text: p.text, window: p.window})) AS before
 }
 CALL () {
   MATCH (p:Memory {graph: $graph})
   WHERE p.seq > $seq
-  WITH p ORDER BY p.seq ASC LIMIT 4
+  WITH p ORDER BY p.graph, p.seq LIMIT 4
   RETURN collect({id: p.id, text: p.text, window: p.window}) AS after
 }
 RETURN before, after

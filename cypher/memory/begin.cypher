@@ -6,7 +6,9 @@
 // (memory/commit). Per graph: its last position in the remember order; the four memories up to it
 // (oldest first, with their windows, which the new memories extend); and the memories holding one of
 // `keys` (content keys) created at or after `since` ('' for any time), or carrying one of `ids` (a
-// transaction re-run after its unacknowledged commit).
+// transaction re-run after its unacknowledged commit). The ORDER BY names `graph` as well so that the
+// (graph, seq) index gives the order and the seek stops after four entries; by `seq` alone, Neo4j read
+// every memory of the graph and sorted them, on every remember.
 UNWIND $graphs AS graph
 MERGE (s:GraphState {name: graph})
 SET s.lock = true
@@ -15,7 +17,7 @@ WITH graph, coalesce(s.seq, 0) AS seq
 CALL (graph, seq) {
   MATCH (p:Memory {graph: graph})
   WHERE p.seq <= seq
-  WITH p ORDER BY p.seq DESC LIMIT 4
+  WITH p ORDER BY p.graph DESC, p.seq DESC LIMIT 4
   RETURN reverse(collect({id: p.id, text: p.text, window: p.window})) AS recent
 }
 CALL (graph) {
