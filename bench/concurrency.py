@@ -5,11 +5,12 @@
 - 8 clients remembering single memories into 8 graphs,
 - bulk import (`remember_many`, batches of 500: the path of `graphsvc import`) of as many memories,
 
-each on fresh graphs, with the single-memory rows both over REST (httpx with keep-alive, from this
+each on fresh graphs, with the single-memory rows both over REST (aiohttp with keep-alive, from this
 process, against `graphsvc serve` running as a process of its own, as deployed) and through the
-service layer (in this process, no HTTP), so the HTTP cost shows apart.
+service layer (in this process, no HTTP), so the HTTP cost shows apart. Every row runs once with
+`--warm` memories before the measured runs, on graphs of its own.
 
-    .venv/bin/python bench/concurrency.py [--memories 4000] [--clients 8]
+    .venv/bin/python bench/concurrency.py [--memories 4000] [--clients 8] [--warm 1000]
 
 Starts its own local Neo4j unless GRAPHSVC_NEO4J_URI is set. Prints a table; writes
 bench/results/concurrency.json (the server's log goes to bench/results/concurrency-serve.log). Data: bench/dataset.py.
@@ -23,7 +24,7 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from graphsvc.domain.models import RememberInput
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BULK_BATCH = 500
+ROWS = 7  # three single-memory rows over REST, three through the service, bulk
 
 
 def _p(seconds: list[float], q: float) -> float:
@@ -71,11 +73,12 @@ async def _clients(
     }
 
 
-async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
-    data = list(dataset.memories(n * 9))  # fresh items for every row: no row meets another's duplicates
-    chunks = iter(data[i : i + n] for i in range(0, len(data), n))
+async def run(n: int, clients: int, warm: int) -> dict[str, dict[str, float]]:
+    data = list(dataset.memories((n + warm) * ROWS))  # fresh items for every row: no duplicates met
+    measured, warmup = data[: ROWS * n], data[ROWS * n :]
+    chunks = iter(measured[i : i + n] for i in range(0, len(measured), n))
+    warm_chunks = iter(warmup[i : i + warm] for i in range(0, len(warmup), warm))
     tag = secrets.token_hex(3)
-    rows: dict[str, dict[str, float]] = {}
     with neo4j_settings() as settings:
         services = Services.build(settings)
         await services.start()
@@ -84,7 +87,14 @@ async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
         async def service_call(item: dict[str, Any]) -> None:
             await memory.remember(RememberInput(**item))
 
-        await _clients(next(chunks)[:200], 4, [f"warm-{tag}"], service_call)  # compile the statements
+        async def bulk(items: list[dict[str, Any]], graph: str) -> dict[str, float]:
+            started = time.perf_counter()
+            for i in range(0, len(items), BULK_BATCH):
+                await memory.remember_many(
+                    [RememberInput(**m, graph=graph) for m in items[i : i + BULK_BATCH]]
+                )
+            return {"per_s": round(len(items) / (time.perf_counter() - started), 1)}
+
         env = {
             "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
             "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(),
@@ -102,29 +112,32 @@ async def run(n: int, clients: int) -> dict[str, dict[str, float]]:
                         response.raise_for_status()
                         await response.read()
 
-                await _clients(next(chunks)[:200], 4, [f"warm-rest-{tag}"], rest_call)
-                for via, call in (("REST", rest_call), ("service", service_call)):
-                    rows[f"1 client, 1 graph ({via})"] = await _clients(
-                        next(chunks), 1, [f"one-{via}-{tag}"], call
+                async def each_row(
+                    source: Iterator[list[dict[str, Any]]], run_tag: str
+                ) -> dict[str, dict[str, float]]:
+                    rows: dict[str, dict[str, float]] = {}
+                    for via, call in (("REST", rest_call), ("service", service_call)):
+                        rows[f"1 client, 1 graph ({via})"] = await _clients(
+                            next(source), 1, [f"one-{via}-{run_tag}"], call
+                        )
+                        rows[f"{clients} clients, 1 graph ({via})"] = await _clients(
+                            next(source), clients, [f"shared-{via}-{run_tag}"], call
+                        )
+                        rows[f"{clients} clients, {clients} graphs ({via})"] = await _clients(
+                            next(source), clients, [f"own-{via}-{run_tag}-{c}" for c in range(clients)], call
+                        )
+                    rows[f"bulk import (batches of {BULK_BATCH})"] = await bulk(
+                        next(source), f"bulk-{run_tag}"
                     )
-                    rows[f"{clients} clients, 1 graph ({via})"] = await _clients(
-                        next(chunks), clients, [f"shared-{via}-{tag}"], call
-                    )
-                    rows[f"{clients} clients, {clients} graphs ({via})"] = await _clients(
-                        next(chunks), clients, [f"own-{via}-{tag}-{c}" for c in range(clients)], call
-                    )
+                    return rows
+
+                # Every row once before any is measured: a fresh Neo4j compiles its hot code (its JIT
+                # took 43% of its CPU in the first minute of load), and the rows run first would pay it.
+                await each_row(warm_chunks, f"warm-{tag}")
+                rows = await each_row(chunks, tag)
         finally:
             server.terminate()
             server.wait(timeout=30)
-        bulk = next(chunks)
-        started = time.perf_counter()
-        for i in range(0, len(bulk), BULK_BATCH):
-            await memory.remember_many(
-                [RememberInput(**m, graph=f"bulk-{tag}") for m in bulk[i : i + BULK_BATCH]]
-            )
-        rows[f"bulk import (batches of {BULK_BATCH})"] = {
-            "per_s": round(len(bulk) / (time.perf_counter() - started), 1)
-        }
         await services.close()
     return rows
 
@@ -133,8 +146,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=4000, help="memories written in each row")
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--warm", type=int, default=1000, help="memories of each row's unmeasured run first")
     args = parser.parse_args()
-    rows = asyncio.run(run(args.memories, args.clients))
+    rows = asyncio.run(run(args.memories, args.clients, args.warm))
     bulk = next(v["per_s"] for k, v in rows.items() if k.startswith("bulk"))
     print(f"{'row':<32} {'remembers/s':>12} {'of bulk':>8} {'p50 ms':>8} {'p95 ms':>8}")
     for name, row in rows.items():
