@@ -8,6 +8,7 @@ from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.term_fold import fold
 from graphsvc.store.graph import GraphStore
+from tests.test_browser_guide import guide_blocks
 
 pytestmark = pytest.mark.neo4j
 SCANS = {"AllNodesScan", "NodeByLabelScan"}
@@ -94,3 +95,17 @@ async def test_a_scrape_reads_label_counts_and_index_entries_never_every_batch(s
         kinds = {kind for kind, _ in _operators(summary.profile)}
         assert not kinds & (SCANS | SORTS), (name, kinds)
         assert "NodeIndexSeek" in kinds, (name, kinds)
+
+
+async def test_the_guides_newest_first_queries_read_the_index_in_order(
+    server_url: str, store: GraphStore, graph: str
+) -> None:
+    """What an operator runs from the Browser guide reads about what it shows, never every memory:
+    the newest in index order, superseded chains from the SUPERSEDES relationships."""
+    blocks = guide_blocks(server_url)
+    for name, starts in (("memories", "NodeIndexSeek"), ("pending", "NodeIndexSeek"), ("superseded", None)):
+        async with store._driver.session(database=store._database) as session:
+            summary = await (await session.run("PROFILE " + blocks[name], {"graph": graph})).consume()  # type: ignore[arg-type]
+        kinds = {kind for kind, _ in _operators(summary.profile)}
+        assert not kinds & (SCANS | SORTS), (name, kinds)
+        assert starts is None or starts in kinds, (name, kinds)
