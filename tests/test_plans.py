@@ -54,6 +54,7 @@ async def test_recall_and_remember_statements_seek_indexes(
     assert recalled.memories
     calls.append(("memory/begin", {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"]}))
     calls.append(("memory/around", {"graph": graph, "seq": 5}))
+    calls.append(("locus/context_stats", {"graph": graph, "contexts": ["deploys"]}))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}
     calls.append(("memory/commit", {"states": [], "memories": [], "windows": [], "deltas": []}))
     calls.append(("memory/take_deltas", {"graph": graph, "limit": 50}))

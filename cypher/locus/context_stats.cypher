@@ -2,7 +2,7 @@
 // params: graph, contexts
 // For each context: how often it is reinforced, and which events contradict it (the latest ten).
 UNWIND $contexts AS cid
-MATCH (c:Context {graph: $graph, id: 'Context:' + cid})
+MATCH (c:Entity:Context {graph: $graph, id: 'Context:' + cid})  // Entity: its (graph, id) index
 RETURN cid AS context_id, COUNT { (c)<-[:REINFORCES]-(:Memory) } AS reinforced,
        COLLECT {
          MATCH (m:Memory)-[:CONTRADICTS]->(c)
