@@ -105,6 +105,8 @@ async def test_only_allow_listed_callers_may_anchor(
         allow = contract._contract.functions.setSubmitter(Account.from_key(OTHER_KEY).address, True)
         signed = await contract._sign(await allow.build_transaction({"from": contract.signer.address}))
         await contract.broadcast(signed.raw)
+        # Mined at once, yet not always before the node answers: the stranger's call would race it.
+        await contract.w3.eth.wait_for_transaction_receipt(signed.tx_hash, timeout=30)
         await _anchor(stranger, "0x" + "22" * 32, 1)
     finally:
         await stranger.close()
