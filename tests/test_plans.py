@@ -11,7 +11,7 @@ from graphsvc.store.graph import GraphStore
 from tests.test_browser_guide import guide_blocks
 
 pytestmark = pytest.mark.neo4j
-SCANS = {"AllNodesScan", "NodeByLabelScan"}
+SCANS = {"AllNodesScan", "NodeByLabelScan", "NodeIndexScan"}  # a whole label, or a whole index
 SORTS = {"Sort", "Top", "PartialSort"}
 # Their memories nearest a position come in the (graph, seq) index's order: a sort would read every
 # memory of the graph, on every remember.
@@ -55,6 +55,7 @@ async def test_recall_and_remember_statements_seek_indexes(
     calls.append(("memory/begin", {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"]}))
     calls.append(("memory/around", {"graph": graph, "seq": 5}))
     calls.append(("locus/context_stats", {"graph": graph, "contexts": ["deploys"]}))
+    calls.append(("embed/nearest_exact", {"graph": graph, "vector": [0.1] * 384, "limit": 5}))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}
     calls.append(("memory/commit", {"states": [], "memories": [], "windows": [], "deltas": []}))
     calls.append(("memory/take_deltas", {"graph": graph, "limit": 50}))

@@ -14,7 +14,7 @@ CREATE (b:Batch {graph: $graph, root: $root, title: substring($root, 0, 10), seq
 WITH b
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (m:Memory:Pending {graph: $graph, id: $ids[i]})
-USING INDEX m:Memory(graph, id)
+USING INDEX SEEK m:Memory(graph, id)
 REMOVE m:Pending
 CREATE (m)-[:IN_BATCH {proof: $proofs[i], index: i}]->(b)
 RETURN b.seq AS seq, count(m) AS sealed

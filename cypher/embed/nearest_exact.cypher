@@ -1,8 +1,10 @@
 // mode: read
 // params: graph, vector, limit
 // The same as embed/nearest.cypher, exactly: cosine against every embedded memory of the graph.
+// `id IS NOT NULL` (true of every memory) lets the (graph, id) index find the graph's memories:
+// without it Neo4j scanned every tenant's.
 MATCH (node:Memory {graph: $graph})
-WHERE node.embedding IS NOT NULL
+WHERE node.id IS NOT NULL AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC
 LIMIT $limit

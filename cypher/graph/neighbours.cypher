@@ -7,12 +7,12 @@
 CALL () {
   UNWIND $memoryIds AS id
   MATCH (n:Memory {graph: $graph, id: id})
-  USING INDEX n:Memory(graph, id)
+  USING INDEX SEEK n:Memory(graph, id)
   RETURN n
   UNION ALL
   UNWIND $entityIds AS id
   MATCH (n:Entity {graph: $graph, id: id})
-  USING INDEX n:Entity(graph, id)
+  USING INDEX SEEK n:Entity(graph, id)
   RETURN n
 }
 MATCH (n)-[r]-(x)

@@ -3,12 +3,12 @@
 CALL () {
   UNWIND $memoryIds AS id
   MATCH (n:Memory {graph: $graph, id: id})
-  USING INDEX n:Memory(graph, id)
+  USING INDEX SEEK n:Memory(graph, id)
   RETURN n
   UNION
   UNWIND $entityIds AS id
   MATCH (n:Entity {graph: $graph, id: id})
-  USING INDEX n:Entity(graph, id)
+  USING INDEX SEEK n:Entity(graph, id)
   RETURN n
 }
 RETURN n.id AS id, coalesce(n.label, 'Memory') AS label, coalesce(n.text, n.name) AS text, n.tags AS tags,

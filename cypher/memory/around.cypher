@@ -5,12 +5,14 @@
 // so that the (graph, seq) index gives the order and each seek reads four entries, not the graph.
 CALL () {
   MATCH (p:Memory {graph: $graph})
+  USING INDEX SEEK p:Memory(graph, seq)
   WHERE p.seq < $seq
   WITH p ORDER BY p.graph DESC, p.seq DESC LIMIT 4
   RETURN reverse(collect({id: p.id, text: p.text, window: p.window})) AS before
 }
 CALL () {
   MATCH (p:Memory {graph: $graph})
+  USING INDEX SEEK p:Memory(graph, seq)
   WHERE p.seq > $seq
   WITH p ORDER BY p.graph, p.seq LIMIT 4
   RETURN collect({id: p.id, text: p.text, window: p.window}) AS after

@@ -33,19 +33,19 @@ CALL () {
   CALL (m, item) {
     UNWIND item.entities AS ent
     MATCH (e:Entity {graph: item.graph, id: ent.id})
-    USING INDEX e:Entity(graph, id)
+    USING INDEX SEEK e:Entity(graph, id)
     CREATE (m)-[:MENTIONS {id: ent.edgeId}]->(e)
   }
   CALL (m, item) {
     UNWIND item.supersedes AS old
     MATCH (p:Memory {graph: item.graph, id: old.to})
-    USING INDEX p:Memory(graph, id)
+    USING INDEX SEEK p:Memory(graph, id)
     CREATE (m)-[:SUPERSEDES {id: old.edgeId}]->(p)
   }
   CALL (m, item) {
     UNWIND item.links AS link
     MATCH (e:Entity {graph: item.graph, id: link.to})
-    USING INDEX e:Entity(graph, id)
+    USING INDEX SEEK e:Entity(graph, id)
     CREATE (m)-[:$(link.type) {id: link.edgeId}]->(e)
   }
 }
@@ -53,9 +53,9 @@ CALL () {
   UNWIND $memories AS item
   UNWIND item.relations AS rel
   MATCH (a:Entity {graph: item.graph, id: rel.from})
-  USING INDEX a:Entity(graph, id)
+  USING INDEX SEEK a:Entity(graph, id)
   MATCH (b:Entity {graph: item.graph, id: rel.to})
-  USING INDEX b:Entity(graph, id)
+  USING INDEX SEEK b:Entity(graph, id)
   MERGE (a)-[r:$(rel.type)]->(b)
     ON CREATE SET r.id = rel.edgeId
 }

@@ -4,7 +4,7 @@
 // (validFrom, else when it was remembered; validTo) and the same start of each memory superseding it.
 UNWIND $ids AS id
 MATCH (m:Memory {graph: $graph, id: id})
-USING INDEX m:Memory(graph, id)
+USING INDEX SEEK m:Memory(graph, id)
 RETURN collect({
   id: m.id, validFrom: m.validFrom, validTo: m.validTo, createdAt: m.createdAt,
   successors: [(s:Memory)-[:SUPERSEDES]->(m) | {id: s.id, validFrom: s.validFrom, createdAt: s.createdAt}]
