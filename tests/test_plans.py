@@ -1,4 +1,5 @@
-"""The hot path's statements use indexes: PROFILE on a real graph shows seeks, never label scans."""
+"""The hot path's statements use indexes: PROFILE on a real graph shows seeks, never a scan of a whole
+label or index, nor a sort where the index gives the order."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def _operators(plan: dict) -> list[tuple[str, str]]:
     return [(plan["operatorType"].split("@")[0], details)] + [
         op for child in plan.get("children", []) for op in _operators(child)
     ]
+
+
+async def _profiled(store: GraphStore, query: str, params: dict) -> list[tuple[str, str]]:
+    """The operators (kind, details) of `query`'s plan, as PROFILE runs it."""
+    async with store._driver.session(database=store._database) as session:
+        summary = await (await session.run("PROFILE " + query, params)).consume()  # type: ignore[arg-type]
+    return _operators(summary.profile)
 
 
 async def test_recall_and_remember_statements_seek_indexes(
@@ -73,9 +81,7 @@ async def test_recall_and_remember_statements_seek_indexes(
     )
     assert {"graph/keyword_hits", "graph/neighbours"} <= {name for name, _ in calls}
     for name, params in calls:
-        async with store._driver.session(database=store._database) as session:
-            summary = await (await session.run("PROFILE " + store.statements[name].text, params)).consume()
-        operators = _operators(summary.profile)
+        operators = await _profiled(store, store.statements[name].text, params)
         kinds = {kind for kind, _ in operators}
         assert not kinds & SCANS, (name, operators)
         if name in ORDERED_BY_INDEX:
@@ -92,9 +98,7 @@ async def test_a_scrape_reads_label_counts_and_index_entries_never_every_batch(s
         ("anchor/state", {"unfinished": unfinished}),
         ("anchor/unfinished_count", {"statuses": unfinished}),
     ):
-        async with store._driver.session(database=store._database) as session:
-            summary = await (await session.run("PROFILE " + store.statements[name].text, params)).consume()
-        kinds = {kind for kind, _ in _operators(summary.profile)}
+        kinds = {kind for kind, _ in await _profiled(store, store.statements[name].text, params)}
         assert not kinds & (SCANS | SORTS), (name, kinds)
         assert "NodeIndexSeek" in kinds, (name, kinds)
 
@@ -106,8 +110,6 @@ async def test_the_guides_newest_first_queries_read_the_index_in_order(
     the newest in index order, superseded chains from the SUPERSEDES relationships."""
     blocks = guide_blocks(server_url)
     for name, starts in (("memories", "NodeIndexSeek"), ("pending", "NodeIndexSeek"), ("superseded", None)):
-        async with store._driver.session(database=store._database) as session:
-            summary = await (await session.run("PROFILE " + blocks[name], {"graph": graph})).consume()  # type: ignore[arg-type]
-        kinds = {kind for kind, _ in _operators(summary.profile)}
+        kinds = {kind for kind, _ in await _profiled(store, blocks[name], {"graph": graph})}
         assert not kinds & (SCANS | SORTS), (name, kinds)
         assert starts is None or starts in kinds, (name, kinds)
