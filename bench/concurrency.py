@@ -24,7 +24,8 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +75,7 @@ async def _clients(
 
 
 async def run(n: int, clients: int, warm: int) -> dict[str, dict[str, float]]:
-    data = list(dataset.memories((n + warm) * ROWS))  # fresh items for every row: no duplicates met
-    measured, warmup = data[: ROWS * n], data[ROWS * n :]
-    chunks = iter(measured[i : i + n] for i in range(0, len(measured), n))
-    warm_chunks = iter(warmup[i : i + warm] for i in range(0, len(warmup), warm))
+    data = iter(dataset.memories((n + warm) * ROWS))  # fresh items for every row: no duplicates met
     tag = secrets.token_hex(3)
     with neo4j_settings() as settings:
         services = Services.build(settings)
@@ -112,29 +110,33 @@ async def run(n: int, clients: int, warm: int) -> dict[str, dict[str, float]]:
                         response.raise_for_status()
                         await response.read()
 
-                async def each_row(
-                    source: Iterator[list[dict[str, Any]]], run_tag: str
-                ) -> dict[str, dict[str, float]]:
+                async def each_row(size: int, run_tag: str) -> dict[str, dict[str, float]]:
+                    """Every row, each on `size` fresh items and graphs of its own."""
                     rows: dict[str, dict[str, float]] = {}
+
+                    def fresh() -> list[dict[str, Any]]:
+                        return list(islice(data, size))
+
                     for via, call in (("REST", rest_call), ("service", service_call)):
                         rows[f"1 client, 1 graph ({via})"] = await _clients(
-                            next(source), 1, [f"one-{via}-{run_tag}"], call
+                            fresh(), 1, [f"one-{via}-{run_tag}"], call
                         )
                         rows[f"{clients} clients, 1 graph ({via})"] = await _clients(
-                            next(source), clients, [f"shared-{via}-{run_tag}"], call
+                            fresh(), clients, [f"shared-{via}-{run_tag}"], call
                         )
                         rows[f"{clients} clients, {clients} graphs ({via})"] = await _clients(
-                            next(source), clients, [f"own-{via}-{run_tag}-{c}" for c in range(clients)], call
+                            fresh(),
+                            clients,
+                            [f"own-{via}-{run_tag}-{c}" for c in range(clients)],
+                            call,
                         )
-                    rows[f"bulk import (batches of {BULK_BATCH})"] = await bulk(
-                        next(source), f"bulk-{run_tag}"
-                    )
+                    rows[f"bulk import (batches of {BULK_BATCH})"] = await bulk(fresh(), f"bulk-{run_tag}")
                     return rows
 
                 # Every row once before any is measured: a fresh Neo4j compiles its hot code (its JIT
                 # took 43% of its CPU in the first minute of load), and the rows run first would pay it.
-                await each_row(warm_chunks, f"warm-{tag}")
-                rows = await each_row(chunks, tag)
+                await each_row(warm, f"warm-{tag}")
+                rows = await each_row(n, tag)
         finally:
             server.terminate()
             server.wait(timeout=30)
