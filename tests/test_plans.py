@@ -66,7 +66,7 @@ async def test_recall_and_remember_statements_seek_indexes(
     calls.append(("embed/nearest_exact", {"graph": graph, "vector": [0.1] * 384, "limit": 5}))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}
     calls.append(("memory/commit", {"states": [], "memories": [], "windows": [], "deltas": []}))
-    calls.append(("memory/take_deltas", {"graph": graph, "limit": 50}))
+    calls.append(("memory/take_deltas", {"graphs": [graph], "limit": 50}))
     calls.append(  # changes nothing: every count moves by 0
         (
             "memory/count",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -207,15 +208,29 @@ async def _deltas(store: GraphStore, graph: str) -> int:
 
 
 @pytest.mark.neo4j
-async def test_a_backlog_of_deltas_is_folded_a_bounded_number_per_transaction(
+async def test_a_backlog_of_deltas_is_folded_a_bounded_number_per_transaction_whatever_the_graphs(
     unfolded: MemoryService, store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(term_fold, "FOLD_LIMIT", 3)
-    for text in [*MINE, "one more note"]:  # 7 remembers, 7 deltas: folded 3, 3, then 1
-        await unfolded.remember(RememberInput(text=text, graph=graph))
-    assert await term_fold.fold(store, graph) == 7
-    assert await _deltas(store, graph) == 0
-    await _recount_keeps(unfolded, store, graph)
+    graphs = [f"{graph}-a", f"{graph}-b", f"{graph}-c"]
+    taken: list[int] = []  # deltas each fold transaction took
+    write = store.write_transaction
+
+    async def counting(work: Any, **kwargs: Any) -> Any:
+        deltas = await write(work, **kwargs)
+        taken.append(len(deltas))
+        return deltas
+
+    # 7 remembers, 7 deltas: 2 in the first graph, 4 in the second, 1 in the third
+    for text, into in zip([*MINE, "one more note"], [0, 0, 1, 1, 1, 1, 2], strict=True):
+        await unfolded.remember(RememberInput(text=text, graph=graphs[into]))
+    with monkeypatch.context() as patched:
+        patched.setattr(store, "write_transaction", counting)
+        assert await term_fold.fold(store, *reversed(graphs)) == 7
+    assert taken == [3, 3, 1]
+    for name in graphs:
+        assert await _deltas(store, name) == 0
+        await _recount_keeps(unfolded, store, name)
 
 
 @pytest.mark.neo4j

@@ -1,17 +1,21 @@
 // mode: write
-// params: graph, limit
-// Takes (returns and deletes) up to `limit` of the graph's pending TermDelta nodes, holding its GraphStats lock (the
-// node created for a new graph) until the caller has added them to the counters (memory/count) and
-// committed: folders of one graph, on any replica, queue here, and none takes a delta twice.
-MERGE (s:GraphStats {name: $graph})
+// params: graphs, limit
+// Takes (returns and deletes) up to `limit` pending TermDelta nodes of `graphs` (sorted, so that folders
+// lock them in one order), graph by graph in that order, holding each graph's GraphStats lock (the node
+// created for a new graph) until the caller has added them to the counters (memory/count) and
+// committed: folders of a graph, on any replica, queue here, and none takes a delta twice. Every lock
+// is taken before any delta is read.
+UNWIND $graphs AS graph
+MERGE (s:GraphStats {name: graph})
 SET s.lock = true
 REMOVE s.lock
-WITH s
-CALL (s) {
-  MATCH (d:TermDelta {graphName: $graph})
-  WITH d LIMIT $limit
-  WITH d, properties(d) AS delta
-  DELETE d
-  RETURN delta
+WITH collect(graph) AS graphs
+UNWIND graphs AS graph
+CALL (graph) {
+  MATCH (d:TermDelta {graphName: graph})
+  RETURN d
 }
+WITH d ORDER BY d.graphName LIMIT $limit
+WITH d, properties(d) AS delta
+DELETE d
 RETURN delta

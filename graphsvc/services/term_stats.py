@@ -155,13 +155,21 @@ def as_delta(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def folded(graph: str, deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """TermDelta nodes' properties added up, as memory/count takes them."""
-    totals, terms = summed(
-        {**d, "terms": [{"term": t, **{f: d[f][i] for f in FIELDS}} for i, t in enumerate(d["terms"])]}
-        for d in deltas
-    )
-    return counted(graph, {"totals": totals, "terms": [{"term": t, **terms[t]} for t in sorted(terms)]})
+def folded(deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """TermDelta nodes' properties added up graph by graph, as memory/count takes them."""
+    by_graph: dict[str, list[dict[str, Any]]] = {}
+    for d in deltas:
+        by_graph.setdefault(d["graphName"], []).append(d)
+    counts: dict[str, Any] = {"stats": [], "terms": []}
+    for graph, mine in sorted(by_graph.items()):
+        totals, terms = summed(
+            {**d, "terms": [{"term": t, **{f: d[f][i] for f in FIELDS}} for i, t in enumerate(d["terms"])]}
+            for d in mine
+        )
+        one = counted(graph, {"totals": totals, "terms": [{"term": t, **terms[t]} for t in sorted(terms)]})
+        counts["stats"] += one["stats"]
+        counts["terms"] += one["terms"]
+    return counts
 
 
 def counted(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
