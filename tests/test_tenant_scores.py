@@ -4,6 +4,7 @@ remembered and forgotten elsewhere, move neither its ranking nor its scores."""
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.services import term_fold
-from graphsvc.services.memory import MemoryService
+from graphsvc.services.memory import FIELD_WEIGHTS, MemoryService
 from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines, stored_length
 from graphsvc.store.graph import GraphStore
 from tests.conftest import term_stats
@@ -73,6 +74,25 @@ def test_rescoring_is_lucenes_bm25_over_each_fields_analyzed_lines() -> None:
     score = QueryScorer(stats, ["river", "bank", "river"], weights).score(fields)
     assert score == pytest.approx(expected)
     assert QueryScorer(stats, ["museum"], weights).score(fields) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("docs", "length"),
+    [(1, 0), (1, -4), (0, -4), (-1, -2), (-3, 5)],
+    ids=["docs-without-length", "negative-length", "no-docs", "a-forget-alone", "negative-docs"],
+)
+def test_statistics_read_half_folded_still_score(docs: int, length: int) -> None:
+    """Recall reads the counters and the pending deltas property by property while a fold moves one
+    into the other: a delta's count of memories without its length, a forget's delta without the
+    remember's. Such a mix scores, finite and not negative (it was a ZeroDivisionError, once in CI)."""
+    stats = GraphStats(
+        docs=dict.fromkeys(("text", "window", "tags"), docs),
+        length=dict.fromkeys(("text", "window", "tags"), length),
+        df={("text", "plan"): 1, ("window", "plan"): 2},
+    )
+    fields = {"text": analyzed_lines("secret plan"), "window": analyzed_lines("secret plan"), "tags": []}
+    score = QueryScorer(stats, ["secret", "plan"], FIELD_WEIGHTS).score(fields)
+    assert 0 <= score < math.inf
 
 
 @pytest.mark.neo4j

@@ -5,7 +5,8 @@
 // graph's own statistics for the query's analyzed `terms` (services/term_stats.py): Lucene's own
 // scores use the statistics of every graph on the server. The statistics are the graph's counters
 // plus its deltas not folded into them yet (`pending`, services/term_fold.py), each narrowed to the
-// query's terms; a delta that a fold deletes while this reads it reads as nothing. The index is
+// query's terms; a delta that a fold deletes while this reads it reads as nothing, or in part
+// (term_stats.GraphStats clamps what such a read adds up to). The index is
 // eventually consistent (schema/memory_fulltext): the first call waits until Lucene has taken the
 // updates of every commit before it, so the hits include every acknowledged memory.
 CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()

@@ -201,13 +201,17 @@ class GraphStats:
             df={(f, term): counts[f] for term, counts in df.items() for f in FIELDS},
         )
 
+    # Recall reads the counters and the pending deltas property by property while a fold may move one
+    # into the other (graph/keyword_hits), so a field can read as memories without length, or as fewer
+    # than none: clamped to at least one memory and a positive length, such a read still scores.
     def idf(self, field: str, term: str) -> float:
-        docs = self.docs[field]
-        df = min(max(self.df.get((field, term), 0), 1), max(docs, 1))
+        docs = max(self.docs[field], 1)
+        df = min(max(self.df.get((field, term), 0), 1), docs)
         return math.log(1 + (docs - df + 0.5) / (df + 0.5))
 
     def average(self, field: str) -> float:
-        return self.length[field] / self.docs[field] if self.docs[field] else 1.0
+        docs, length = self.docs[field], self.length[field]
+        return length / docs if docs > 0 and length > 0 else 1.0
 
 
 def stored_length(length: int) -> int:
