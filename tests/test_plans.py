@@ -15,8 +15,8 @@ pytestmark = pytest.mark.neo4j
 SCANS = {"AllNodesScan", "NodeByLabelScan", "NodeIndexScan"}  # a whole label, or a whole index
 SORTS = {"Sort", "Top", "PartialSort"}
 # Their memories nearest a position come in the (graph, seq) index's order: a sort would read every
-# memory of the graph, on every remember.
-ORDERED_BY_INDEX = {"memory/begin", "memory/around"}
+# memory of the graph, on every remember. A graph's contexts come in its (graph, id) index's order.
+ORDERED_BY_INDEX = {"memory/begin", "memory/around", "locus/list_contexts"}
 
 
 def _operators(plan: dict) -> list[tuple[str, str]]:
@@ -65,6 +65,8 @@ async def test_recall_and_remember_statements_seek_indexes(
     calls.append(("locus/context_stats", {"graph": graph, "contexts": ["deploys"]}))
     calls.append(("embed/nearest_exact", {"graph": graph, "vector": [0.1] * 384, "limit": 5}))
     calls.append(("anchor/pending", {"graph": graph, "limit": 10_000}))  # each seal's first read
+    contexts = {"graph": graph, "contextType": None, "contextName": None, "skip": 0, "limit": 50}
+    calls.append(("locus/list_contexts", contexts))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}
     calls.append(("memory/commit", {"states": [], "memories": [], "windows": [], "deltas": []}))
     calls.append(("memory/take_deltas", {"graphs": [graph], "limit": 50}))
