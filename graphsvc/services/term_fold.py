@@ -8,7 +8,7 @@ and updates each counter once (memory/take_deltas, then memory/count, in one tra
 graphs' GraphStats locks, so that folders on any replica take a delta once), shortly after the writes
 that made them: FOLD_DELAY_S gathers several rounds into one fold, and one transaction folds every
 graph they wrote (a transaction per graph fell behind writers spread over many graphs: 8 writers over
-512 graphs left 3,245 of 4,000 deltas pending when they stopped, against 499 folded together).
+512 graphs left 3,334-3,431 of 4,000 deltas pending when they stopped, 402-499 folded together).
 Recall reads the counters plus the pending deltas (graph/keyword_hits), so it never depends on when
 a fold runs; a recall racing a fold's commit may read a delta both in the counters and pending, or in
 neither (Neo4j reads committed data, statement by statement, not a snapshot), which moves one query's
