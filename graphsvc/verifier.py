@@ -227,6 +227,10 @@ def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> tuple[int, 
         raise RpcError(f"the contract at {address} does not answer anchorOf") from e
 
 
+def _leaves(count: int) -> str:
+    return f"{count} leaf" if count == 1 else f"{count} leaves"
+
+
 def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     anchor = bundle.anchor
     anchored_at, block, leaves, seq = _anchor_of(rpc, address, bundle.root, "finalized")
@@ -239,11 +243,11 @@ def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
         return Check(
             "root",
             False,
-            f"on chain the root is batch {seq} of {leaves} leaves in block {block}; the bundle says batch "
-            f"{anchor.batchSeq} of {anchor.leafCount} leaves in block {anchor.blockNumber}",
+            f"on chain the root is batch {seq} of {_leaves(leaves)} in block {block}; the bundle says batch "
+            f"{anchor.batchSeq} of {_leaves(anchor.leafCount)} in block {anchor.blockNumber}",
         )
     return Check(
-        "root", True, f"root anchored at the finalized block: batch {seq}, {leaves} leaves, block {block}"
+        "root", True, f"root anchored at the finalized block: batch {seq}, {_leaves(leaves)}, block {block}"
     )
 
 

@@ -157,6 +157,23 @@ async def test_a_good_bundle_verifies_in_both_and_both_say_whether_the_contract_
     assert [(o["checks"], o["pinned"]) for o in pinned] == [(ALL_PASS, True)] * 2
 
 
+async def test_both_count_a_batch_of_one_as_one_leaf_and_of_three_as_three_leaves(
+    verify_page: Page,
+    scenario: Scenario,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+) -> None:
+    graph = "vp-one-" + str(time.time_ns())
+    [alone] = await anchor_batch(
+        memory, anchoring, graph, [RememberInput(text="a batch of one", graph=graph)]
+    )
+    for bundle, count in ((alone, "1 leaf"), (scenario.good, "3 leaves")):
+        anchor = bundle["anchor"]
+        said = f"root anchored at the finalized block: batch {anchor['batchSeq']}, {count}, block {anchor['blockNumber']}"
+        assert [o["texts"]["root"] for o in await both(verify_page, bundle, rpc_of(settings))] == [said, said]
+
+
 async def test_one_changed_character_of_the_text_fails_at_the_hash_in_both(
     verify_page: Page, scenario: Scenario, settings: Settings
 ) -> None:

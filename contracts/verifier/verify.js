@@ -352,6 +352,8 @@ async function anchorOf(rpc, address, root, block) {
   }
 }
 
+const leafCount = (n) => `${n} ${Number(n) === 1 ? "leaf" : "leaves"}`;
+
 async function rootCheck(bundle, rpc, address) {
   const { anchor } = bundle;
   const [anchoredAt, block, leaves, seq] = await anchorOf(rpc, address, bundle.root, "finalized");
@@ -366,10 +368,10 @@ async function rootCheck(bundle, rpc, address) {
     seq === anchor.batchSeq &&
     anchoredAt * 1000n === anchor.anchoredAt;
   if (!same) {
-    const text = `on chain the root is batch ${seq} of ${leaves} leaves in block ${block}; the bundle says batch ${anchor.batchSeq} of ${anchor.leafCount} leaves in block ${anchor.blockNumber}`;
+    const text = `on chain the root is batch ${seq} of ${leafCount(leaves)} in block ${block}; the bundle says batch ${anchor.batchSeq} of ${leafCount(anchor.leafCount)} in block ${anchor.blockNumber}`;
     return check("root", false, text);
   }
-  return check("root", true, `root anchored at the finalized block: batch ${seq}, ${leaves} leaves, block ${block}`);
+  return check("root", true, `root anchored at the finalized block: batch ${seq}, ${leafCount(leaves)}, block ${block}`);
 }
 
 async function eventCheck(bundle, rpc, address) {
