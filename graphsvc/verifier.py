@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.merkle import memory_leaf, verify
 from graphsvc.domain.proof import ProofBundle
+from graphsvc.domain.render import counted
 from graphsvc.errors import public_url
 
 MAX_BUNDLE_BYTES = 1_000_000
@@ -186,7 +187,7 @@ def _hash_check(bundle: ProofBundle) -> Check:
 
 def _proof_check(bundle: ProofBundle) -> Check:
     leaf = memory_leaf(bundle.id, bytes.fromhex(bundle.hash[2:]))
-    steps = f"{len(bundle.proof)} step{'' if len(bundle.proof) == 1 else 's'}"
+    steps = counted(len(bundle.proof), "step", "steps")
     if verify(bytes.fromhex(bundle.root[2:]), leaf, [bytes.fromhex(p[2:]) for p in bundle.proof]):
         return Check("proof", True, f"Merkle proof folds leaf 0x{leaf.hex()} to the root ({steps})")
     return Check("proof", False, f"the Merkle proof ({steps}) does not fold leaf 0x{leaf.hex()} to the root")
@@ -227,10 +228,6 @@ def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> tuple[int, 
         raise RpcError(f"the contract at {address} does not answer anchorOf") from e
 
 
-def _leaves(count: int) -> str:
-    return f"{count} leaf" if count == 1 else f"{count} leaves"
-
-
 def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     anchor = bundle.anchor
     anchored_at, block, leaves, seq = _anchor_of(rpc, address, bundle.root, "finalized")
@@ -239,15 +236,14 @@ def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
         why = "anchored but not final yet: try again in a few seconds" if latest else "not anchored"
         return Check("root", False, f"the root is {why} in contract {address} at the finalized block")
     said = (anchor.blockNumber, anchor.leafCount, anchor.batchSeq, anchor.anchoredAt)
+    chain_says = f"batch {seq} of {counted(leaves, 'leaf', 'leaves')} in block {block}"
     if (block, leaves, seq, anchored_at * 1000) != said:
-        return Check(
-            "root",
-            False,
-            f"on chain the root is batch {seq} of {_leaves(leaves)} in block {block}; the bundle says batch "
-            f"{anchor.batchSeq} of {_leaves(anchor.leafCount)} in block {anchor.blockNumber}",
-        )
+        bundle_says = f"batch {anchor.batchSeq} of {counted(anchor.leafCount, 'leaf', 'leaves')} in block {anchor.blockNumber}"
+        return Check("root", False, f"on chain the root is {chain_says}; the bundle says {bundle_says}")
     return Check(
-        "root", True, f"root anchored at the finalized block: batch {seq}, {_leaves(leaves)}, block {block}"
+        "root",
+        True,
+        f"root anchored at the finalized block: batch {seq}, {counted(leaves, 'leaf', 'leaves')}, block {block}",
     )
 
 

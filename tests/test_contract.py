@@ -10,7 +10,13 @@ from pydantic import ValidationError
 
 from graphsvc.domain import render
 from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_hash
-from graphsvc.domain.locus import StoreEventInput
+from graphsvc.domain.locus import (
+    ContextInfo,
+    ListContextsResult,
+    RetrievedMemory,
+    RetrieveResult,
+    StoreEventInput,
+)
 from graphsvc.domain.models import (
     Edge,
     EntityOut,
@@ -116,6 +122,33 @@ def test_link_explore_and_forget_results_have_their_shapes() -> None:
         "truncated": False,
     }
     assert render.forget_text(ForgetResult(id="mem_abc123", deleted=True)) == "Deleted memory mem_abc123."
+
+
+def test_locus_texts_count_in_the_singular_and_say_when_there_is_nothing() -> None:
+    one = RetrievedMemory(
+        text="chose annual plans", score=1.5, event_kind="decision", source=None, timestamp=None
+    )
+    assert render.retrieve_text(RetrieveResult(memories=[], total=0)) == "Retrieved 0 memories."
+    assert render.retrieve_text(RetrieveResult(memories=[one], total=1)).splitlines() == [
+        "Retrieved 1 of 1 matching memory:",
+        "1. [decision] chose annual plans  (score 1.50)",
+    ]
+    assert render.retrieve_text(RetrieveResult(memories=[], total=3)) == "Retrieved 0 of 3 matching memories."
+    context = ContextInfo(context_id="skill:pricing", context_type="skill", context_name="pricing", events=1)
+    assert (
+        render.list_contexts_text(ListContextsResult(contexts=[], total=0, page=0, limit=100))
+        == "0 contexts."
+    )
+    assert render.list_contexts_text(
+        ListContextsResult(contexts=[context], total=1, page=0, limit=100)
+    ).splitlines() == [
+        "1 context (page 0, 100 a page):",
+        "  skill:pricing  (1 event)",
+    ]
+    assert (
+        render.list_contexts_text(ListContextsResult(contexts=[], total=2, page=5, limit=100))
+        == "2 contexts (page 5, 100 a page)."
+    )
 
 
 def test_inputs_take_the_seed_defaults() -> None:

@@ -22,6 +22,10 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
+def counted(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _tx(explorer_url: str | None, tx_hash: str | None) -> str:
     return explorer_url or f"{tx_hash} (this chain has no block explorer)"
 
@@ -48,7 +52,7 @@ def _when(memory: RecalledMemory) -> str:
 
 def recall_text(result: RecallResult) -> str:
     count = len(result.memories)
-    lines = [f"Recalled {count} memor{'y' if count == 1 else 'ies'}:" if count else "Recalled 0 memories."]
+    lines = [f"Recalled {counted(count, 'memory', 'memories')}" + (":" if count else ".")]
     for n, memory in enumerate(result.memories, 1):
         lines.append(
             f"{n}. {clip(memory.text, 120)}  (score {memory.score:.2f}, hop {memory.distance}){_when(memory)}"
@@ -88,7 +92,7 @@ def anchor_text(result: AnchorResult) -> str:
         return f"Anchoring is not configured: {result.reason}."
     if result.status == "nothing_pending":
         return "Nothing to anchor: no pending memories."
-    lines = [f"Anchored {result.count} memor{'y' if result.count == 1 else 'ies'}.", f"Root: {result.root}"]
+    lines = [f"Anchored {counted(result.count, 'memory', 'memories')}.", f"Root: {result.root}"]
     lines.append(f"Tx: {_tx(result.explorerUrl, result.txHash)}")
     if result.status == "not_final":
         lines.append(f"Not final yet: {result.reason}.")
@@ -123,7 +127,12 @@ def store_event_text(result: StoreEventResult) -> str:
 
 
 def retrieve_text(result: RetrieveResult) -> str:
-    lines = [f"Retrieved {len(result.memories)} of {result.total} matching memories:"]
+    if not result.total:
+        return "Retrieved 0 memories."
+    shown = (
+        f"Retrieved {len(result.memories)} of {counted(result.total, 'matching memory', 'matching memories')}"
+    )
+    lines = [shown + (":" if result.memories else ".")]
     for n, m in enumerate(result.memories, 1):
         kind = f"[{m.event_kind}] " if m.event_kind else ""
         lines.append(f"{n}. {kind}{clip(m.text, 120)}  (score {m.score:.2f})")
@@ -131,8 +140,11 @@ def retrieve_text(result: RetrieveResult) -> str:
 
 
 def list_contexts_text(result: ListContextsResult) -> str:
-    lines = [f"{result.total} contexts (page {result.page}, {result.limit} a page):"]
-    lines += [f"  {c.context_id}  ({c.events} events)" for c in result.contexts]
+    if not result.total:
+        return "0 contexts."
+    page = f"{counted(result.total, 'context', 'contexts')} (page {result.page}, {result.limit} a page)"
+    lines = [page + (":" if result.contexts else ".")]
+    lines += [f"  {c.context_id}  ({counted(c.events, 'event', 'events')})" for c in result.contexts]
     return "\n".join(lines)
 
 
