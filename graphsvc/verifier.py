@@ -236,8 +236,8 @@ def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
         why = "anchored but not final yet: try again in a few seconds" if latest else "not anchored"
         return Check("root", False, f"the root is {why} in contract {address} at the finalized block")
     said = (anchor.blockNumber, anchor.leafCount, anchor.batchSeq, anchor.anchoredAt)
-    chain_says = f"batch {seq} of {counted(leaves, 'leaf', 'leaves')} in block {block}"
     if (block, leaves, seq, anchored_at * 1000) != said:
+        chain_says = f"batch {seq} of {counted(leaves, 'leaf', 'leaves')} in block {block}"
         bundle_says = f"batch {anchor.batchSeq} of {counted(anchor.leafCount, 'leaf', 'leaves')} in block {anchor.blockNumber}"
         return Check("root", False, f"on chain the root is {chain_says}; the bundle says {bundle_says}")
     return Check(
