@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.merkle import memory_leaf, verify
 from graphsvc.domain.proof import ProofBundle
-from graphsvc.domain.render import counted
+from graphsvc.domain.render import plural
 from graphsvc.errors import public_url
 
 MAX_BUNDLE_BYTES = 1_000_000
@@ -187,7 +187,7 @@ def _hash_check(bundle: ProofBundle) -> Check:
 
 def _proof_check(bundle: ProofBundle) -> Check:
     leaf = memory_leaf(bundle.id, bytes.fromhex(bundle.hash[2:]))
-    steps = counted(len(bundle.proof), "step", "steps")
+    steps = plural(len(bundle.proof), "step", "steps")
     if verify(bytes.fromhex(bundle.root[2:]), leaf, [bytes.fromhex(p[2:]) for p in bundle.proof]):
         return Check("proof", True, f"Merkle proof folds leaf 0x{leaf.hex()} to the root ({steps})")
     return Check("proof", False, f"the Merkle proof ({steps}) does not fold leaf 0x{leaf.hex()} to the root")
@@ -237,13 +237,13 @@ def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
         return Check("root", False, f"the root is {why} in contract {address} at the finalized block")
     said = (anchor.blockNumber, anchor.leafCount, anchor.batchSeq, anchor.anchoredAt)
     if (block, leaves, seq, anchored_at * 1000) != said:
-        chain_says = f"batch {seq} of {counted(leaves, 'leaf', 'leaves')} in block {block}"
-        bundle_says = f"batch {anchor.batchSeq} of {counted(anchor.leafCount, 'leaf', 'leaves')} in block {anchor.blockNumber}"
+        chain_says = f"batch {seq} of {plural(leaves, 'leaf', 'leaves')} in block {block}"
+        bundle_says = f"batch {anchor.batchSeq} of {plural(anchor.leafCount, 'leaf', 'leaves')} in block {anchor.blockNumber}"
         return Check("root", False, f"on chain the root is {chain_says}; the bundle says {bundle_says}")
     return Check(
         "root",
         True,
-        f"root anchored at the finalized block: batch {seq}, {counted(leaves, 'leaf', 'leaves')}, block {block}",
+        f"root anchored at the finalized block: batch {seq}, {plural(leaves, 'leaf', 'leaves')}, block {block}",
     )
 
 

@@ -22,7 +22,8 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
-def counted(n: int, one: str, many: str) -> str:
+def plural(n: int, one: str, many: str) -> str:
+    """`n` with the noun that fits it: "1 leaf", "3 leaves"."""
     return f"{n} {one if n == 1 else many}"
 
 
@@ -52,7 +53,7 @@ def _when(memory: RecalledMemory) -> str:
 
 def recall_text(result: RecallResult) -> str:
     count = len(result.memories)
-    lines = [f"Recalled {counted(count, 'memory', 'memories')}" + (":" if count else ".")]
+    lines = [f"Recalled {plural(count, 'memory', 'memories')}" + (":" if count else ".")]
     for n, memory in enumerate(result.memories, 1):
         lines.append(
             f"{n}. {clip(memory.text, 120)}  (score {memory.score:.2f}, hop {memory.distance}){_when(memory)}"
@@ -92,7 +93,7 @@ def anchor_text(result: AnchorResult) -> str:
         return f"Anchoring is not configured: {result.reason}."
     if result.status == "nothing_pending":
         return "Nothing to anchor: no pending memories."
-    lines = [f"Anchored {counted(result.count, 'memory', 'memories')}.", f"Root: {result.root}"]
+    lines = [f"Anchored {plural(result.count, 'memory', 'memories')}.", f"Root: {result.root}"]
     lines.append(f"Tx: {_tx(result.explorerUrl, result.txHash)}")
     if result.status == "not_final":
         lines.append(f"Not final yet: {result.reason}.")
@@ -130,7 +131,7 @@ def retrieve_text(result: RetrieveResult) -> str:
     if not result.total:
         return "Retrieved 0 memories."
     shown = (
-        f"Retrieved {len(result.memories)} of {counted(result.total, 'matching memory', 'matching memories')}"
+        f"Retrieved {len(result.memories)} of {plural(result.total, 'matching memory', 'matching memories')}"
     )
     lines = [shown + (":" if result.memories else ".")]
     for n, m in enumerate(result.memories, 1):
@@ -142,9 +143,9 @@ def retrieve_text(result: RetrieveResult) -> str:
 def list_contexts_text(result: ListContextsResult) -> str:
     if not result.total:
         return "0 contexts."
-    page = f"{counted(result.total, 'context', 'contexts')} (page {result.page}, {result.limit} a page)"
+    page = f"{plural(result.total, 'context', 'contexts')} (page {result.page}, {result.limit} a page)"
     lines = [page + (":" if result.contexts else ".")]
-    lines += [f"  {c.context_id}  ({counted(c.events, 'event', 'events')})" for c in result.contexts]
+    lines += [f"  {c.context_id}  ({plural(c.events, 'event', 'events')})" for c in result.contexts]
     return "\n".join(lines)
 
 
