@@ -13,7 +13,6 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any, TypeVar, cast
 
@@ -34,6 +33,7 @@ from web3 import exceptions as w3err
 from web3.logs import DISCARD
 from web3.types import TxParams
 
+from graphsvc.domain.anchor import Inclusion, OnChainAnchor, SignedAnchor
 from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured, public_url
 
 T = TypeVar("T")
@@ -66,28 +66,6 @@ def _rpc_reason(error: Exception) -> str:
     if isinstance(detail, dict):
         return str(cast(dict[str, object], detail).get("message", ""))[:200] or type(error).__name__
     return type(error).__name__
-
-
-@dataclass(frozen=True)
-class SignedAnchor:
-    nonce: int
-    raw: str  # 0x-hex of the signed type-2 transaction
-    tx_hash: str
-
-
-@dataclass(frozen=True)
-class Inclusion:
-    block_number: int
-    success: bool
-    logged_root: bool  # the receipt holds RootAnchored for our root
-
-
-@dataclass(frozen=True)
-class OnChainAnchor:
-    anchored_at: int  # seconds
-    block_number: int
-    leaf_count: int
-    batch_seq: int
 
 
 class AnchorContract:

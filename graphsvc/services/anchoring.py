@@ -22,6 +22,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from graphsvc.domain.anchor import (
+    UNFINISHED,
+    Batch,
+    Inclusion,
+    OnChain,
+    OnChainAnchor,
+    Sealed,
+    Sent,
+    SignedAnchor,
+    Status,
+    included,
+)
 from graphsvc.domain.hashing import format_timestamp, memory_envelope, memory_hash
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof, unpack_proof, verify
 from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, VerifyResult
@@ -33,7 +45,6 @@ log = logging.getLogger(__name__)
 MAX_BATCH = 100_000
 RECEIPT_POLL_S = 0.25
 LEASE_WAIT_S = 5.0  # anchor_now waits this long for another replica's batch before answering 409
-UNFINISHED = ["SEALED", "SIGNED", "SUBMITTED", "INCLUDED"]
 
 
 class Chain(Protocol):
@@ -45,10 +56,10 @@ class Chain(Protocol):
     async def chain_id(self) -> int: ...
     async def pending_nonce(self) -> int: ...
     async def mined_nonce(self) -> int: ...
-    async def sign_anchor(self, root: str, batch_seq: int, leaf_count: int, nonce: int) -> Any: ...
+    async def sign_anchor(self, root: str, batch_seq: int, leaf_count: int, nonce: int) -> SignedAnchor: ...
     async def broadcast(self, raw: str) -> None: ...
-    async def inclusion(self, tx_hash: str, root: str) -> Any: ...
-    async def anchor_of(self, root: str, block: str | int = "finalized") -> Any: ...
+    async def inclusion(self, tx_hash: str, root: str) -> Inclusion | None: ...
+    async def anchor_of(self, root: str, block: str | int = "finalized") -> OnChainAnchor | None: ...
     async def verify_memory(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> bool: ...
 
 
@@ -150,18 +161,18 @@ class AnchoringService:
     async def state(self) -> State:
         """Memories pending, batches per status and the newest finalized anchor, across every graph:
         label counts and index seeks, whatever the graph's size."""
-        [row] = await self._store.run("anchor/state", unfinished=UNFINISHED)
-        batches = dict(zip(UNFINISHED, row["counts"], strict=True))
+        [row] = await self._store.run("anchor/state", unfinished=list(UNFINISHED))
+        batches: dict[str, int] = dict(zip(UNFINISHED, row["counts"], strict=True))
         batches["FINALIZED"] = row["batches"] - sum(batches.values())
         last = row["lastFinalized"]
         return State(row["pending"], batches, None if last is None else last / 1000)
 
     async def unfinished(self) -> int:
         """The batches that reconciliation (or their graph's next anchor_now) has to finish."""
-        [row] = await self._store.run("anchor/unfinished_count", statuses=UNFINISHED)
+        [row] = await self._store.run("anchor/unfinished_count", statuses=list(UNFINISHED))
         return row["unfinished"]
 
-    def _anchored(self, batch: Row) -> AnchorResult:
+    def _anchored(self, batch: OnChain) -> AnchorResult:
         return AnchorResult(
             status="anchored",
             root=batch["root"],
@@ -217,7 +228,7 @@ class AnchoringService:
     async def release(self) -> None:
         await self._store.run("anchor/release", owner=self.owner)
 
-    async def _finish(self, fence: int, graph: str | None = None) -> list[Row]:
+    async def _finish(self, fence: int, graph: str | None = None) -> list[OnChain]:
         """Advance unfinished batches (of one graph, or all) and return them as advanced; one that cannot
         move does not block the rest.
 
@@ -225,17 +236,19 @@ class AnchoringService:
             ChainUnavailable: a batch of `graph` could not be finished (with `graph` only).
         """
         chain = self._require_chain()
-        rows = await self._store.run("anchor/unfinished", statuses=UNFINISHED)
-        finished: list[Row] = []
+        rows = await self._store.run("anchor/unfinished", statuses=list(UNFINISHED))
+        finished: list[OnChain] = []
         stuck: list[ChainUnavailable] = []
-        for batch in (row["batch"] for row in rows):
+        for row in rows:
+            batch: Batch = row["batch"]
             if graph is not None and batch["graph"] != graph:
                 continue
-            if batch.get("contract") and batch["contract"].lower() != (chain.address or "").lower():
+            contract: str | None = batch.get("contract")
+            if contract and contract.lower() != (chain.address or "").lower():
                 log.warning(
                     "batch %s was signed for contract %s, not this one: left alone",
                     batch["root"],
-                    batch["contract"],
+                    contract,
                 )
                 continue
             try:
@@ -249,10 +262,10 @@ class AnchoringService:
 
     # ---- the state machine ----------------------------------------------------------------------
 
-    async def seal(self, graph: str, fence: int) -> Row | None:
+    async def seal(self, graph: str, fence: int) -> Sealed | None:
         """SEALED: pending members, their proofs and the root, written in one transaction."""
 
-        async def work(tx: Any) -> Row | None:
+        async def work(tx: Any) -> Sealed | None:
             [pending] = await tx.run("anchor/pending", graph=graph, limit=MAX_BATCH)
             ids = pending["ids"]
             if not ids:
@@ -284,45 +297,57 @@ class AnchoringService:
 
         return await self._store.write_transaction(work, bounded=False)  # up to MAX_BATCH members
 
-    async def _update(self, batch: Row, fence: int, **changes: Any) -> Row:
+    async def _update(self, batch: Batch, fence: int, status: Status, **changes: Any) -> Any:
+        """Move `batch` to `status` with what that step wrote; returns the batch as Neo4j holds it now
+        (of `status`: the caller names its type)."""
         rows = await self._store.run(
-            "anchor/update", owner=self.owner, fence=fence, root=batch["root"], changes=changes
+            "anchor/update",
+            owner=self.owner,
+            fence=fence,
+            root=batch["root"],
+            changes={"status": status, **changes},
         )
         if not rows:
             raise Conflict("the anchoring lease was lost to another replica")
         return rows[0]["batch"]
 
-    async def advance(self, batch: Row, fence: int) -> Row:
+    async def advance(self, batch: Batch, fence: int) -> OnChain:
         """Drive one batch to INCLUDED (or FINALIZED when already final), persisting every step."""
-        chain = self._require_chain()
         for _ in range(3):
-            status = batch["status"]
-            if status == "SEALED":
-                signed = await chain.sign_anchor(
-                    batch["root"], batch["seq"], batch["count"], await chain.pending_nonce()
-                )
-                batch = await self._update(
-                    batch,
-                    fence,
-                    status="SIGNED",
-                    nonce=signed.nonce,
-                    rawTx=signed.raw,
-                    txHash=signed.tx_hash,
-                    chainId=await chain.chain_id(),
-                    contract=chain.address,
-                )
-            if batch["status"] in ("SIGNED", "SUBMITTED"):
-                await chain.broadcast(batch["rawTx"])
-                if batch["status"] == "SIGNED":
-                    batch = await self._update(batch, fence, status="SUBMITTED")
-                batch = await self._await_inclusion(batch, fence)
+            if batch["status"] == "SEALED":
+                batch = await self._sign(batch, fence)
+            if batch["status"] == "SIGNED" or batch["status"] == "SUBMITTED":
+                batch = await self._send(batch, fence)
             if batch["status"] == "INCLUDED":
                 return await self._finalize_if_final(batch, fence)
             if batch["status"] == "FINALIZED":
                 return batch
         raise ChainUnavailable(f"batch {batch['root']} could not be anchored yet; it will be retried")
 
-    async def _await_inclusion(self, batch: Row, fence: int) -> Row:
+    async def _sign(self, batch: Sealed, fence: int) -> Sent:
+        chain = self._require_chain()
+        signed = await chain.sign_anchor(
+            batch["root"], batch["seq"], batch["count"], await chain.pending_nonce()
+        )
+        return await self._update(
+            batch,
+            fence,
+            "SIGNED",
+            nonce=signed.nonce,
+            rawTx=signed.raw,
+            txHash=signed.tx_hash,
+            chainId=await chain.chain_id(),
+            contract=chain.address,
+        )
+
+    async def _send(self, batch: Sent, fence: int) -> Batch:
+        """Broadcast (again, harmlessly, after a crash) and wait for the receipt."""
+        await self._require_chain().broadcast(batch["rawTx"])
+        if batch["status"] == "SIGNED":
+            batch = await self._update(batch, fence, "SUBMITTED")
+        return await self._await_inclusion(batch, fence)
+
+    async def _await_inclusion(self, batch: Sent, fence: int) -> OnChain | Sealed:
         chain = self._require_chain()
         deadline = time.monotonic() + self._receipt_timeout_s
         while time.monotonic() < deadline:
@@ -337,26 +362,26 @@ class AnchoringService:
         if await chain.anchor_of(batch["root"], "latest") is not None:
             return await self._included(batch, fence)
         if await chain.mined_nonce() > batch["nonce"]:
-            return await self._update(batch, fence, status="SEALED")
+            return await self._update(batch, fence, "SEALED")
         raise ChainUnavailable(
             f"transaction {batch['txHash']} is not mined yet; the batch will be reconciled"
         )
 
-    async def _included(self, batch: Row, fence: int) -> Row:
+    async def _included(self, batch: Sent, fence: int) -> OnChain:
         record = await self._require_chain().anchor_of(batch["root"], "latest")
         if record is None:
             raise ChainUnavailable("the chain does not show the anchor yet")
         return await self._update(
             batch,
             fence,
-            status="INCLUDED",
+            "INCLUDED",
             blockNumber=record.block_number,
             anchoredAt=record.anchored_at * 1000,
         )
 
-    async def _finalize_if_final(self, batch: Row, fence: int) -> Row:
+    async def _finalize_if_final(self, batch: OnChain, fence: int) -> OnChain:
         if await self._require_chain().anchor_of(batch["root"], "finalized") is not None:
-            return await self._update(batch, fence, status="FINALIZED")
+            return await self._update(batch, fence, "FINALIZED")
         return batch
 
     def _require_chain(self) -> Chain:
@@ -375,7 +400,9 @@ class AnchoringService:
     async def verify(self, req: IdInput) -> VerifyResult:
         """The four checks of the seed: hash, batch, proof, root on chain at `finalized`."""
         row = await self.evidence(req)
-        memory, tombstone, batch, proof = row["memory"], row["tombstone"], row["batch"], _proof(row)
+        memory, tombstone, proof = row["memory"], row["tombstone"], _proof(row)
+        batch: Batch | None = row["batch"]
+        landed = included(batch)
         stored_hash = (memory or tombstone)["hash"]
         problems: list[str] = []
         if memory is None:
@@ -387,7 +414,7 @@ class AnchoringService:
             hash_valid = _recomputed_hash(memory) == stored_hash
             if not hash_valid:
                 problems.append("stored content no longer matches its hash (changed since it was remembered)")
-        anchored = batch is not None and batch.get("status") in ("INCLUDED", "FINALIZED")
+        anchored = landed is not None
         root = batch["root"] if batch else None
         leaf = memory_leaf(req.id, bytes.fromhex(stored_hash[2:]))
         proof_valid = bool(root) and verify(
@@ -399,12 +426,8 @@ class AnchoringService:
             problems.append(f"its batch is {batch['status']}, not yet on chain: run anchor_now to finish it")
         elif not proof_valid:
             problems.append("the Merkle proof does not fold to the batch root")
-        on_chain = (
-            batch is not None
-            and anchored
-            and await self._on_chain(batch, req.id, stored_hash, proof, problems)
-        )
-        tx_hash = batch.get("txHash") if batch else None
+        on_chain = landed is not None and await self._on_chain(landed, req.id, stored_hash, proof, problems)
+        tx_hash: str | None = batch.get("txHash") if batch else None
         result = VerifyResult(
             id=req.id,
             verified=hash_valid and anchored and proof_valid and on_chain,
@@ -420,7 +443,7 @@ class AnchoringService:
         return result.with_steps(len(proof))
 
     async def _on_chain(
-        self, batch: Row, memory_id: str, stored_hash: str, proof: list[str], problems: list[str]
+        self, batch: OnChain, memory_id: str, stored_hash: str, proof: list[str], problems: list[str]
     ) -> bool:
         chain = self._chain
         if chain is None:
@@ -455,8 +478,8 @@ class AnchoringService:
             NotFound: no such memory, or its batch is not on chain yet.
         """
         row = await self.evidence(req)
-        memory, tombstone, batch = row["memory"], row["tombstone"], row["batch"]
-        if batch is None or batch.get("status") not in ("INCLUDED", "FINALIZED"):
+        memory, tombstone, batch = row["memory"], row["tombstone"], included(row["batch"])
+        if batch is None:
             raise NotFound(f"memory {req.id!r} is not anchored yet: run anchor_now")
         return ProofBundle(
             id=req.id,
