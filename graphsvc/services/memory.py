@@ -456,14 +456,13 @@ class MemoryService:
         validity = {row["id"]: row for row in found["rows"]}
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        result = _ranked(context, text_scores, named, req.hops, req.limit, semantic.similarity, keep)
-        await self._detail(req.graph, [context.nodes[m.id] for m in result.memories])
-        for memory in result.memories:
-            node, row = context.nodes[memory.id], validity[memory.id]
-            memory.text, memory.tags, memory.anchorId = node.text, node.tags, node.anchorId
-            memory.validFrom, memory.validTo = row["validFrom"], row["validTo"]
-            memory.supersededBy = sorted(s["id"] for s in row["successors"])
-        return result
+        ranked = _ranked(context, text_scores, named, req.hops, semantic.similarity, keep)[: req.limit]
+        await self._detail(req.graph, [context.nodes[memory_id] for _, _, memory_id in ranked])
+        memories = [
+            _recalled(context.nodes[memory_id], score, hop, validity[memory_id])
+            for score, hop, memory_id in ranked
+        ]
+        return _recall_result(context, memories)
 
     async def _keyword_hits(self, graph: str, lucene: str, query: str) -> list[dict[str, Any]]:
         """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
@@ -671,11 +670,12 @@ def _ranked(
     text_scores: dict[str, float],
     named: set[str],
     hops: int,
-    limit: int,
     semantic: dict[str, float],
     keep: set[str] | None = None,
-) -> RecallResult:
-    """score = 2·text·boost + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the
+) -> list[tuple[float, int, str]]:
+    """The memories of the context within `hops`, best first, as (score, hop, id).
+
+    score = 2·text·boost + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the
     memory, + SEMANTIC_WEIGHT·similarity (embeddings on); boost is NAMED_BOOST when the memory mentions
     an entity the query names, else 1. Only the memories in `keep` (those valid at the instant asked),
     unless it is None (history)."""
@@ -709,14 +709,27 @@ def _ranked(
         )
         scored.append((-round(score, 4), hop, order.get(node.id, len(order)), node.id))
     scored.sort()
-    memories: list[RecalledMemory] = []
-    for score, hop, _, memory_id in scored[:limit]:  # only these become models: the context holds hundreds
-        node = nodes[memory_id]
-        memories.append(
-            RecalledMemory(
-                id=node.id, text=node.text, score=-score, distance=hop, anchorId=node.anchorId, tags=node.tags
-            )
-        )
+    return [(-score, hop, memory_id) for score, hop, _, memory_id in scored]
+
+
+def _recalled(node: Node, score: float, hop: int, validity: dict[str, Any]) -> RecalledMemory:
+    """A ranked memory as recall answers it, with its validity (memory/validity's row)."""
+    return RecalledMemory(
+        id=node.id,
+        text=node.text,
+        score=score,
+        distance=hop,
+        anchorId=node.anchorId,
+        tags=node.tags,
+        validFrom=validity["validFrom"],
+        validTo=validity["validTo"],
+        supersededBy=sorted(s["id"] for s in validity["successors"]),
+    )
+
+
+def _recall_result(context: Walk, memories: list[RecalledMemory]) -> RecallResult:
+    """The memories, with the relations among the context's nodes (MAX_RELATIONS at most)."""
+    nodes = context.nodes
     edges = [
         (e.source, e.type, e.target)
         for e in context.edges.values()
