@@ -1,5 +1,5 @@
-"""Anchoring's values: a batch in each state of its machine (services/anchoring.py), as Neo4j holds
-it, and what the chain answers.
+"""Anchoring's values: a batch in each state of its machine (services/anchoring.py), with the
+properties of its Batch node that anchoring reads, and what the chain answers.
 
 A state adds the properties that its step wrote (a batch sent back to SEALED keeps them, unused), so
 pyright knows from a batch's status which of its properties it may read: `batch["txHash"]` on a
