@@ -186,16 +186,12 @@ async def test_recall_counts_the_deltas_not_folded_yet_as_the_fold_counts_them(
 
 
 @pytest.mark.neo4j
-async def test_deltas_are_folded_soon_after_the_write_and_at_start_up_after_a_stop(
+async def test_deltas_are_folded_soon_after_the_write_and_after_start_up_after_a_stop(
     store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory = MemoryService(store)
     await memory.remember(RememberInput(text=MINE[0], graph=graph))
-    for _ in range(50):  # FOLD_DELAY_S after the write
-        if await _deltas(store, graph) == 0:
-            break
-        await asyncio.sleep(0.1)
-    assert await _deltas(store, graph) == 0
+    await _until_folded(store, graph)  # FOLD_DELAY_S after the write
 
     monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)
     await memory.remember(RememberInput(text=MINE[1], graph=graph))
@@ -206,10 +202,34 @@ async def test_deltas_are_folded_soon_after_the_write_and_at_start_up_after_a_st
     killed = MemoryService(store)  # a process killed before it folds
     await killed.remember(RememberInput(text=MINE[2], graph=graph))
     assert await _deltas(store, graph) == 1
-    await MemoryService(store).upgrade()  # the next start
-    assert await _deltas(store, graph) == 0
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 0.2)  # the next process's folder, as configured
+    started = MemoryService(store)
+    await started.upgrade()  # the next start
+    await _until_folded(store, graph)
     _, terms = await term_stats(store, graph)
     assert terms["bank"] == [1, 3, 0]  # every memory's window holds the others' text
+    await started.close()
+    await killed.close()
+
+
+@pytest.mark.neo4j
+async def test_a_start_up_does_not_wait_for_a_fold_that_another_process_holds_open(
+    store: GraphStore, graph: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 3600.0)
+    killed = MemoryService(store)  # a process killed before it folds
+    await killed.remember(RememberInput(text=MINE[0], graph=graph))
+    monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 0.2)
+    async with store._driver.session(database=store._database) as session:
+        # A fold held open (a paused process): it holds the graph's GraphStats lock.
+        paused = await session.begin_transaction()
+        await paused.run("MERGE (s:GraphStats {name: $graph}) SET s.lock = true", graph=graph)
+        started = MemoryService(store)
+        await asyncio.wait_for(started.upgrade(), 10)  # not Neo4j's deadline (60 s), which failed it
+        assert await _deltas(store, graph) == 1
+        await paused.rollback()
+    await _until_folded(store, graph)  # the started process folded it once the lock was free
+    await started.close()
     await killed.close()
 
 
@@ -218,6 +238,14 @@ async def _recount_keeps(memory: MemoryService, store: GraphStore, graph: str) -
     kept = await term_stats(store, graph)
     await memory.count_terms_again(graph)
     assert await term_stats(store, graph) == kept
+
+
+async def _until_folded(store: GraphStore, graph: str) -> None:
+    for _ in range(50):
+        if await _deltas(store, graph) == 0:
+            return
+        await asyncio.sleep(0.1)
+    assert await _deltas(store, graph) == 0
 
 
 async def _deltas(store: GraphStore, graph: str) -> int:

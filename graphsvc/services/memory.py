@@ -395,7 +395,7 @@ class MemoryService:
         statistics of graphs that older versions stored; returns the graphs upgraded. A start-up step
         that reads every memory once to find them (34 ms warm, 0.7 s cold for 29k memories here), then
         writes only the unkeyed ones and reads only the uncounted graphs."""
-        await self.folder.fold_pending()
+        await self.folder.adopt_pending()
         graphs = [row["graph"] for row in await self._store.run("memory/unkeyed_graphs")]
         for graph in graphs:
             await self._store.run("memory/key_graph", graph=graph, key=graph_key(graph))

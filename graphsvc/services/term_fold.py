@@ -12,8 +12,8 @@ graph they wrote (a transaction per graph fell behind writers spread over many g
 Recall reads the counters plus the pending deltas (graph/keyword_hits), so it never depends on when
 a fold runs; a recall racing a fold's commit may read a delta both in the counters and pending, or in
 neither (Neo4j reads committed data, statement by statement, not a snapshot), which moves one query's
-scores slightly, once. Deltas a stopped process left are folded at start-up, and with the next fold
-of their graph.
+scores slightly, once. Deltas a stopped process left are folded shortly after start-up, in the
+background, and with the next fold of their graph.
 """
 
 from __future__ import annotations
@@ -68,9 +68,12 @@ class TermFolder:
         if self._task is None and self._written:
             self._task = asyncio.create_task(self._folding())
 
-    async def fold_pending(self) -> None:
-        """Fold every graph's pending deltas now (at start-up: those a stopped process left)."""
-        await fold(self._store, *[row["graph"] for row in await self._store.run("memory/pending_deltas")])
+    async def adopt_pending(self) -> None:
+        """Fold every graph's pending deltas (at start-up: those a stopped process left) as if this
+        process had just written them, in the background: a start-up does not wait for the locks of a
+        fold that another process holds open (a paused replica held one start-up until Neo4j's deadline
+        failed it), and recall counts the pending deltas meanwhile."""
+        self.written(row["graph"] for row in await self._store.run("memory/pending_deltas"))
 
     async def backlog(self) -> int:
         """Deltas not folded yet, over every graph (a gauge of /metrics)."""
