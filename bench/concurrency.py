@@ -97,7 +97,7 @@ async def run(n: int, clients: int, warm: int) -> dict[str, dict[str, float]]:
             "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(),
             "GRAPHSVC_AUTH_REQUIRED": "false",
         }
-        # In a thread: this loop's term folder may hold a graph's lock that the server's start-up waits for.
+        # In a thread: spawn() blocks until /health answers, and this loop's folds must not pause meanwhile.
         server, url = await asyncio.to_thread(spawn, env, RESULTS / "concurrency-serve.log")
         try:
             connector = aiohttp.TCPConnector(limit=clients)
