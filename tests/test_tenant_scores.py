@@ -223,7 +223,8 @@ async def test_a_start_up_does_not_wait_for_a_fold_that_another_process_holds_op
     async with store._driver.session(database=store._database) as session:
         # A fold held open (a paused process): it holds the graph's GraphStats lock.
         paused = await session.begin_transaction()
-        await paused.run("MERGE (s:GraphStats {name: $graph}) SET s.lock = true", graph=graph)
+        locking = await paused.run("MERGE (s:GraphStats {name: $graph}) SET s.lock = true", graph=graph)
+        await locking.consume()
         started = MemoryService(store)
         await asyncio.wait_for(started.upgrade(), 10)  # not Neo4j's deadline (60 s), which failed it
         assert await _deltas(store, graph) == 1
