@@ -73,6 +73,17 @@ async def test_recall_never_fails_on_odd_queries(memory: MemoryService, graph: s
     assert result.contextTruncated is False
 
 
+@pytest.mark.parametrize("query", ["the", "AND OR NOT", "to be or not to be"])
+async def test_a_query_of_stop_words_only_recalls_nothing_rather_than_every_memory(
+    memory: MemoryService, graph: str, query: str
+) -> None:
+    for text in ("the rocket launched on time", "The river is wide", "Lunch was late"):
+        await memory.remember(RememberInput(text=text, graph=graph))
+    assert (await memory.recall(RecallInput(query=query, graph=graph))).memories == []
+    river = await memory.recall(RecallInput(query=f"{query} river", hops=0, graph=graph))
+    assert river.memories[0].text == "The river is wide"
+
+
 async def test_non_latin_text_is_found_by_its_words(memory: MemoryService, graph: str) -> None:
     stored = await memory.remember(RememberInput(text="Встреча в Москве перенесена", graph=graph))
     result = await memory.recall(RecallInput(query="москве", graph=graph))

@@ -468,6 +468,8 @@ class MemoryService:
         """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
         statistics (Lucene's as they are for a graph whose statistics are not counted yet)."""
         terms = [term for word in keywords(query) for term in analyze(word)]
+        if not terms:  # stop words only: Lucene would match every memory of the graph by its graphKey
+            return []
         [found] = await self._store.run(
             "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
         )
