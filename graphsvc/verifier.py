@@ -237,14 +237,17 @@ def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
         return Check("root", False, f"the root is {why} in contract {address} at the finalized block")
     said = (anchor.blockNumber, anchor.leafCount, anchor.batchSeq, anchor.anchoredAt)
     if (block, leaves, seq, anchored_at * 1000) != said:
-        chain_says = f"batch {seq} of {plural(leaves, 'leaf', 'leaves')} in block {block}"
-        bundle_says = f"batch {anchor.batchSeq} of {plural(anchor.leafCount, 'leaf', 'leaves')} in block {anchor.blockNumber}"
+        chain_says = f"batch {seq} of {_leaves(leaves)} in block {block}"
+        bundle_says = f"batch {anchor.batchSeq} of {_leaves(anchor.leafCount)} in block {anchor.blockNumber}"
         return Check("root", False, f"on chain the root is {chain_says}; the bundle says {bundle_says}")
     return Check(
-        "root",
-        True,
-        f"root anchored at the finalized block: batch {seq}, {plural(leaves, 'leaf', 'leaves')}, block {block}",
+        "root", True, f"root anchored at the finalized block: batch {seq}, {_leaves(leaves)}, block {block}"
     )
+
+
+def _leaves(n: int) -> str:
+    """As the verify page's leafCount words it."""
+    return plural(n, "leaf", "leaves")
 
 
 def _event_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
