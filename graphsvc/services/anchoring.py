@@ -161,7 +161,7 @@ class AnchoringService:
     async def state(self) -> State:
         """Memories pending, batches per status and the newest finalized anchor, across every graph:
         label counts and index seeks, whatever the graph's size."""
-        [row] = await self._store.run("anchor/state", unfinished=list(UNFINISHED))
+        [row] = await self._store.run("anchor/state", unfinished=UNFINISHED)
         batches: dict[str, int] = dict(zip(UNFINISHED, row["counts"], strict=True))
         batches["FINALIZED"] = row["batches"] - sum(batches.values())
         last = row["lastFinalized"]
@@ -169,7 +169,7 @@ class AnchoringService:
 
     async def unfinished(self) -> int:
         """The batches that reconciliation (or their graph's next anchor_now) has to finish."""
-        [row] = await self._store.run("anchor/unfinished_count", statuses=list(UNFINISHED))
+        [row] = await self._store.run("anchor/unfinished_count", statuses=UNFINISHED)
         return row["unfinished"]
 
     def _anchored(self, batch: OnChain) -> AnchorResult:
@@ -236,7 +236,7 @@ class AnchoringService:
             ChainUnavailable: a batch of `graph` could not be finished (with `graph` only).
         """
         chain = self._require_chain()
-        rows = await self._store.run("anchor/unfinished", statuses=list(UNFINISHED))
+        rows = await self._store.run("anchor/unfinished", statuses=UNFINISHED)
         finished: list[OnChain] = []
         stuck: list[ChainUnavailable] = []
         for row in rows:
