@@ -13,6 +13,10 @@ from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_NEO4J_PASSWORD = "graphsvc-dev"
+# Anchoring's defaults, here once: ChainSettings and AnchoringService both take them from here.
+RECEIPT_TIMEOUT_S = 60.0
+FINALITY_TIMEOUT_S = 30.0
+LEASE_TTL_S = 15.0
 
 
 class Neo4jSettings(BaseModel):
@@ -46,12 +50,12 @@ class ChainSettings(BaseModel):
     contract: str | None = None
     private_key: SecretStr | None = None
     explorer_tx_url: str | None = Field(default=None, description="Overrides the preset's, with {hash}")
-    receipt_timeout_s: float = Field(default=60, gt=0)
+    receipt_timeout_s: float = Field(default=RECEIPT_TIMEOUT_S, gt=0)
     finality_timeout_s: float = Field(
-        default=30, ge=0, description="anchor_now waits this long for its batch to be final"
+        default=FINALITY_TIMEOUT_S, ge=0, description="anchor_now waits this long for its batch to be final"
     )
     lease_ttl_s: float = Field(
-        default=15, gt=0, description="The anchoring lease, renewed every third of it while held"
+        default=LEASE_TTL_S, gt=0, description="The anchoring lease, renewed every third of it while held"
     )
     auto_interval_s: float = Field(default=0, ge=0, description="Anchor every N seconds (0: off)")
     auto_pending: int = Field(default=0, ge=0, description="Anchor once N memories are pending (0: off)")
