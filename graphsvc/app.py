@@ -108,8 +108,8 @@ class Services:
         """Schema first (waiting, bounded, for Neo4j); then auth, the chain check and reconciliation.
 
         Raises:
-            NotConfigured: listening beyond loopback without auth, or the configured contract has no
-                code on the configured chain.
+            NotConfigured: a newer graphsvc's schema wrote the database, listening beyond loopback
+                without auth, or the configured contract has no code on the configured chain.
         """
         await self._apply_schema()
         upgraded = await self.memory.upgrade()
@@ -119,9 +119,6 @@ class Services:
             )
         if self.embeddings.on and (marked := await self.embeddings.backfill()):
             log.warning("%d memories without an embedding joined the embedding backlog", marked)
-        [titled] = await self.store.run("anchor/title_batches")
-        if titled["titled"]:
-            log.warning("titled %d batch(es) sealed by an older version", titled["titled"])
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:

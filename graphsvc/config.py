@@ -17,6 +17,7 @@ DEV_NEO4J_PASSWORD = "graphsvc-dev"
 RECEIPT_TIMEOUT_S = 60.0
 FINALITY_TIMEOUT_S = 30.0
 LEASE_TTL_S = 15.0
+CACHE_DIR = Path.home() / ".cache" / "graphsvc"
 
 
 class Neo4jSettings(BaseModel):
@@ -120,6 +121,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = AuthSettings()
     log: LogSettings = LogSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
+    cache_dir: Path = Field(default=CACHE_DIR, description="Where `graphsvc up` keeps the Neo4j it downloads")
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
     anchor_contract: str | None = Field(default=None, validation_alias=AliasChoices("ANCHOR_CONTRACT"))
@@ -132,11 +134,16 @@ class Settings(BaseSettings):
         if stack is None or not stack.is_file():
             return settings
         recorded = json.loads(stack.read_text())
-        if "uri" not in settings.neo4j.model_fields_set and "neo4j" in recorded:
+        if not settings.neo4j_named and "neo4j" in recorded:
             settings.neo4j = settings.neo4j.model_copy(update=recorded["neo4j"])
         if not settings.chain.configured and "chain" in recorded:
             settings.chain = ChainSettings.model_validate(recorded["chain"])
         return settings
+
+    @property
+    def neo4j_named(self) -> bool:
+        """The environment names a Neo4j (GRAPHSVC_NEO4J_URI): `graphsvc up` starts none of its own."""
+        return bool(self.neo4j.uri) and "uri" in self.neo4j.model_fields_set
 
     @model_validator(mode="after")
     def _seed_chain_names(self) -> Settings:

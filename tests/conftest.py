@@ -125,7 +125,12 @@ def neo4j_target(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> 
     else:
         home = tmp_path_factory.mktemp("neo4j")
         server = local_neo4j.start(
-            home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD, conf=browser
+            home,
+            bolt_port=free_port(),
+            http_port=free_port(),
+            password=PASSWORD,
+            conf=browser,
+            cache=Settings().cache_dir,
         )
         try:
             http = f"http://127.0.0.1:{server.http_port}"

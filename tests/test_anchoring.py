@@ -341,19 +341,3 @@ async def test_a_held_lease_is_renewed_and_a_dead_holders_lapses_within_its_ttl(
     await asyncio.sleep(0.7)
     await other.lease.acquire()
     await other.lease.release()
-
-
-async def test_schema_apply_merges_the_anchor_states_an_older_version_duplicated(store: GraphStore) -> None:
-    [before] = await _anchor_states(store)
-    await _cypher(store, "DROP CONSTRAINT anchor_state_id IF EXISTS")
-    await _cypher(
-        store,
-        "CREATE (:AnchorState {id: 'anchoring', seq: $seq, fence: 99, owner: 'ghost', leaseUntil: 0})",
-        seq=(before["seq"] or 0) + 5,
-    )
-    await store.apply_schema()
-    assert await _anchor_states(store) == [{"seq": (before["seq"] or 0) + 5, "fence": 100}]
-    constraints = await _cypher(
-        store, "SHOW CONSTRAINTS YIELD name WHERE name = 'anchor_state_id' RETURN name"
-    )
-    assert constraints == [{"name": "anchor_state_id"}]  # back: no second state can appear

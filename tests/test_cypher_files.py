@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from graphsvc.app import Services
+from graphsvc.config import Settings
+from graphsvc.errors import NotConfigured
 from graphsvc.store.cypher import CypherFileError, load
-from graphsvc.store.graph import GraphStore, _declared
+from graphsvc.store.graph import SCHEMA_VERSION, VERSION, GraphStore
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -74,47 +77,50 @@ async def test_schema_apply_is_idempotent(store: GraphStore) -> None:
     assert {"memory_graph_id", "entity_graph_id"} <= set(records[0]["names"])
 
 
-def test_every_schema_file_that_creates_declares_what_it_creates() -> None:
-    """apply_schema compares each declaration with what the database has (see the next test): a file
-    it cannot read would silently escape that check."""
-    creating = [s for s in load().values() if s.mode == "schema" and "CREATE" in s.text]
-    assert len(creating) >= 10
-    assert all(_declared(s.text) for s in creating)
-    assert _declared(load()["schema/memory_fulltext"].text) == (
-        "memory_search",
-        "Memory",
-        ("text", "window", "tags", "graphKey"),
-        (("analyzer", "english"), ("eventually_consistent", True)),
+async def _marker(store: GraphStore) -> list[dict[str, object]]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (s:GraphsvcSchema) RETURN s.id AS id, s.version AS version, s.writtenBy AS writtenBy"
     )
-
-
-async def _definitions(store: GraphStore) -> dict[str, list[str]]:
-    records, _, _ = await store._driver.execute_query("SHOW INDEXES YIELD name, properties")
-    return {r["name"]: r["properties"] for r in records}
+    return [r.data() for r in records]
 
 
 @pytest.mark.neo4j
-async def test_schema_apply_recreates_what_an_older_definition_left_under_the_same_name(
+async def test_schema_apply_marks_the_database_with_its_schema_and_graphsvc_version(
     store: GraphStore,
 ) -> None:
-    """`IF NOT EXISTS` alone keeps any index or constraint of that name: a constraint once declared on
-    GraphState.graph stayed there after the file moved it to .name, and concurrent writers raced."""
-    run = store._driver.execute_query
-    await run("DROP CONSTRAINT tombstone_graph_id IF EXISTS")
-    await run("CREATE CONSTRAINT tombstone_graph_id FOR (t:Tombstone) REQUIRE t.unused IS UNIQUE")
-    await run("DROP INDEX memory_graph_seq IF EXISTS")
-    await run("CREATE INDEX memory_graph_seq FOR (m:Memory) ON (m.seq)")
-    await run("DROP INDEX memory_search IF EXISTS")  # as versions before it was eventually consistent
-    await run(
-        "CREATE FULLTEXT INDEX memory_search FOR (m:Memory) ON EACH [m.text, m.window, m.tags, m.graphKey]"
-        " OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
-    )
-    assert (await _definitions(store))["memory_graph_seq"] == ["seq"]
     await store.apply_schema()
-    found = await _definitions(store)
-    assert found["tombstone_graph_id"] == ["graph", "id"]
-    assert found["memory_graph_seq"] == ["graph", "seq"]
-    records, _, _ = await run("SHOW INDEXES YIELD name, options WHERE name = 'memory_search'")
-    assert records[0]["options"]["indexConfig"]["fulltext.eventually_consistent"] is True
-    records, _, _ = await run("SHOW CONSTRAINTS YIELD name, properties WHERE name = 'tombstone_graph_id'")
-    assert records[0]["properties"] == ["graph", "id"]
+    assert await _marker(store) == [{"id": "schema", "version": SCHEMA_VERSION, "writtenBy": VERSION}]
+
+
+@pytest.mark.neo4j
+async def test_start_up_refuses_a_database_that_a_newer_schema_wrote_and_leaves_its_marker(
+    store: GraphStore, settings: Settings
+) -> None:
+    newer = SCHEMA_VERSION + 1
+    await store._driver.execute_query(
+        "MERGE (s:GraphsvcSchema {id: 'schema'}) SET s.version = $v, s.writtenBy = '9.9.9'", v=newer
+    )
+    services = Services.build(settings)
+    try:
+        with pytest.raises(NotConfigured):
+            await services.start()
+        assert await _marker(store) == [{"id": "schema", "version": newer, "writtenBy": "9.9.9"}]
+    finally:
+        await services.close()
+        await store._driver.execute_query("MATCH (s:GraphsvcSchema) DELETE s")
+        await store.apply_schema()  # marked again, for the tests after this one
+
+
+@pytest.mark.neo4j
+async def test_the_mark_keeps_a_newer_schema_that_marked_the_database_meanwhile(store: GraphStore) -> None:
+    newer = SCHEMA_VERSION + 1
+    await store._driver.execute_query(
+        "MATCH (s:GraphsvcSchema) SET s.version = $v, s.writtenBy = '9.9.9'", v=newer
+    )
+    try:
+        [found] = await store.run("schema/mark", version=SCHEMA_VERSION, writtenBy=VERSION)
+        assert found == {"version": newer, "writtenBy": "9.9.9"}
+        assert await _marker(store) == [{"id": "schema", "version": newer, "writtenBy": "9.9.9"}]
+    finally:
+        await store._driver.execute_query("MATCH (s:GraphsvcSchema) DELETE s")
+        await store.apply_schema()

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphsvc.config import CACHE_DIR, Settings
 from graphsvc.devstack.process import alive, port_free, spawn, terminate
 
 NEO4J_VERSION = "5.26.31"
@@ -38,15 +39,15 @@ class DevstackError(RuntimeError):
     """A local service could not be fetched, started or stopped."""
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("GRAPHSVC_CACHE_DIR") or Path.home() / ".cache" / "graphsvc"
-    return Path(root) / f"neo4j-{NEO4J_VERSION}"
+def cache_dir(root: Path = CACHE_DIR) -> Path:
+    """This version's folder in `root` (Settings.cache_dir, GRAPHSVC_CACHE_DIR)."""
+    return root / f"neo4j-{NEO4J_VERSION}"
 
 
-def fetch() -> Path:
-    """Download the Neo4j server and Browser jars from Maven Central once; return the lib folder."""
-    lib = cache_dir() / "lib"
-    marker = cache_dir() / ".complete"
+def fetch(cache: Path = CACHE_DIR) -> Path:
+    """Download the Neo4j server and Browser jars from Maven Central once, into `cache`; return the lib folder."""
+    lib = cache_dir(cache) / "lib"
+    marker = cache_dir(cache) / ".complete"
     if marker.exists():
         return lib
     if shutil.which("mvn") is None:
@@ -60,7 +61,7 @@ def fetch() -> Path:
         "<groupId>graphsvc</groupId><artifactId>neo4j-dist</artifactId><version>1</version>"
         f"<packaging>pom</packaging><dependencies>{deps}</dependencies></project>"
     )
-    cache_dir().mkdir(parents=True, exist_ok=True)
+    cache_dir(cache).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "pom.xml").write_text(pom)
         staging = Path(work) / "lib"
@@ -146,6 +147,7 @@ def start(
     heap: str = "1g",
     pagecache: str = "512m",
     conf: Mapping[str, str] | None = None,
+    cache: Path = CACHE_DIR,
 ) -> LocalNeo4j:
     """Start Neo4j from `home` (created if missing) and wait until it answers; idempotent. `heap` and
     `pagecache` are Neo4j memory sizes ("1g", "512m"); benchmarks of large graphs raise them. `conf`
@@ -161,7 +163,7 @@ def start(
     busy = [port for port in (bolt_port, http_port) if not port_free(port)]
     if busy:
         raise DevstackError(f"port {busy[0]} is in use: stop what listens there or pick other ports")
-    lib = fetch()
+    lib = fetch(cache)
     _write_conf(home, bolt_port, http_port, heap, pagecache, conf or {})
     (home / "logs").mkdir(exist_ok=True)
     classpath = f"{lib}/*"
@@ -223,12 +225,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, default=Path("var/neo4j"))
     parser.add_argument("--bolt-port", type=int, default=7687)
     parser.add_argument("--http-port", type=int, default=7474)
-    parser.add_argument("--password", default=os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev"))
+    settings = Settings()
+    parser.add_argument("--password", default=settings.neo4j.password.get_secret_value())
     args = parser.parse_args(argv)
     if args.action == "fetch":
-        print(fetch())
+        print(fetch(settings.cache_dir))
     elif args.action == "start":
-        server = start(args.home, bolt_port=args.bolt_port, http_port=args.http_port, password=args.password)
+        server = start(
+            args.home,
+            bolt_port=args.bolt_port,
+            http_port=args.http_port,
+            password=args.password,
+            cache=settings.cache_dir,
+        )
         print(f"Neo4j {NEO4J_VERSION} pid {server.pid}: {server.bolt_uri}  Browser {server.browser_url}")
     else:
         print("stopped" if stop(args.home) else "not running")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, LiteralString, TypeVar, cast
+from importlib.metadata import version
+from typing import Any, TypeVar, cast
 
 import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
@@ -28,16 +28,13 @@ Row = dict[str, Any]
 # (The driver types its **config keyword arguments as unknown: the calls that take them say
 # `pyright: ignore[reportUnknownMemberType]`.)
 Observer = Callable[[str, float], None]  # (statement name, seconds)
-Fulltext = tuple[tuple[str, str | bool | None], ...]  # a fulltext index's declared settings, sorted by name
 log = logging.getLogger("graphsvc")
 
-# What a schema file declares: `CREATE [FULLTEXT|VECTOR] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
-# ON|ON EACH|REQUIRE <properties>`, with the fulltext settings it names (analyzer, eventually_consistent).
-_DECLARES = re.compile(
-    r"CREATE\s+(?:(?:FULLTEXT|VECTOR)\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
-    r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
-)
-_FULLTEXT = re.compile(r"`fulltext\.(\w+)`\s*:\s*('\w+'|true|false)")
+# The schema of cypher/schema/, marked on the database at start-up (GraphsvcSchema). Raise it with a change
+# that an existing database needs an upgrade step for, and add that step for the databases marked below it:
+# graphsvc 0.1.0, the only version released, wrote schema 1.
+SCHEMA_VERSION = 1
+VERSION = version("graphsvc")
 _OUT_OF_RANGE = {
     "Neo.ClientError.Statement.ArithmeticError",
     "Neo.ClientError.Statement.ArgumentError",
@@ -139,40 +136,23 @@ class GraphStore:
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:
-        """Create what `cypher/schema/` declares. `IF NOT EXISTS` keeps an index or constraint whose
-        name exists, whatever its definition: one left by an older definition under the same name is
-        dropped and created again (logged), so a changed schema file always takes effect. Repairs
-        (`schema/` files in write mode) run first: data an older version left that a constraint refuses."""
-        for name in sorted(
-            n for n, s in self.statements.items() if n.startswith("schema/") and s.mode == "write"
-        ):
-            await self._execute(name, {}, None)
+        """Check which schema wrote the database, create what `cypher/schema/` declares (`IF NOT
+        EXISTS`), then mark the database with SCHEMA_VERSION and graphsvc's version; returns the
+        statements applied. No upgrade step runs: none is needed yet (see SCHEMA_VERSION).
+
+        Raises:
+            NotConfigured: a newer schema than SCHEMA_VERSION wrote the database.
+        """
+        _refuse_newer(await self._execute("schema/marker", {}, None))
         names = sorted(
             n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes"
         )
-        async with _translated(None):
-            records, _, _ = await self._driver.execute_query(
-                "SHOW INDEXES YIELD name, labelsOrTypes, properties, owningConstraint, options",
-                database_=self._database,
-            )
-        existing = {record["name"]: record for record in records}
         for name in names:
-            declared = _declared(self.statements[name].text)
-            found = existing.get(declared[0]) if declared else None
-            if declared and found and declared != (have := _definition(found, declared[3])):
-                kind = "CONSTRAINT" if found["owningConstraint"] else "INDEX"
-                log.warning(
-                    "schema: %s %s is %s, declared %s: recreating it", kind, have[0], have[1:], declared[1:]
-                )
-                # Names come from cypher/schema (word characters only), never from a request. IF EXISTS:
-                # replicas starting together may race to drop it.
-                async with _translated(None):
-                    await self._driver.execute_query(
-                        cast(LiteralString, f"DROP {kind} {found['owningConstraint'] or have[0]} IF EXISTS"),
-                        database_=self._database,
-                    )
             await self._execute(name, {}, None)
         await self._execute("schema/await_indexes", {}, None)
+        _refuse_newer(
+            await self._execute("schema/mark", {"version": SCHEMA_VERSION, "writtenBy": VERSION}, None)
+        )
         return names
 
     async def ping(self, timeout_s: float = 3) -> bool:
@@ -212,30 +192,17 @@ def _row(record: neo4j.Record) -> Row:
     return dict(zip(record.keys(), cast(tuple[Any, ...], record), strict=True))
 
 
-def _declared(text: str) -> tuple[str, str, tuple[str, ...], Fulltext] | None:
-    """(name, label, properties, fulltext settings) of a schema statement that creates one."""
-    match = _DECLARES.search(text)
-    if match is None:
-        return None
-    fulltext = tuple(
-        sorted((k, v.strip("'") if "'" in v else v == "true") for k, v in _FULLTEXT.findall(text))
-    )
-    props = tuple(re.findall(r"\w+\.(\w+)", match["props"]))
-    return match["name"], match["label"], props, fulltext
+def _refuse_newer(rows: list[Row]) -> None:
+    """The marker's schema, refused when newer than this graphsvc's.
 
-
-def _definition(record: Any, fulltext: Fulltext) -> tuple[str, str, tuple[str, ...], Fulltext]:
-    """The same tuple for an index (or a constraint's index) as SHOW INDEXES reports it, with the
-    fulltext settings that the declaration names."""
-    [label] = record["labelsOrTypes"] or [""]
-    options: dict[str, Any] = record["options"] or {}
-    config: dict[str, Any] = options.get("indexConfig") or {}
-    return (
-        record["name"],
-        label,
-        tuple(record["properties"] or ()),
-        tuple((key, config.get(f"fulltext.{key}")) for key, _ in fulltext),
-    )
+    Raises:
+        NotConfigured: it is newer.
+    """
+    if rows and (rows[0]["version"] or 0) > SCHEMA_VERSION:
+        raise NotConfigured(
+            f"this database was written by graphsvc {rows[0]['writtenBy']} (schema {rows[0]['version']}); "
+            f"graphsvc {VERSION} knows schema {SCHEMA_VERSION} at most: run that version or a newer one"
+        )
 
 
 def create_driver(
