@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from graphsvc.domain.models import Graph, IdInput, MemoryId
 from graphsvc.http import scope
@@ -19,6 +20,16 @@ from graphsvc.services.access import AccessService, Need, Principal
 from graphsvc.services.operations import ROUTES, Backends, Operation, Route
 
 B = TypeVar("B", bound=BaseModel)
+
+
+class _MemoryIdSegment(StringConvertor):
+    """A path segment in a memory id's place, except the literal paths beside it (`/memories/batch`):
+    there, a method the literal path does not take is answered 405, not read as a malformed id."""
+
+    regex = "(?!batch$)[^/]+"
+
+
+register_url_convertor("memory_id", _MemoryIdSegment())
 
 
 @dataclass(frozen=True)

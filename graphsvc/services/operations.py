@@ -90,7 +90,7 @@ class Route:
     """How REST serves an operation (under /v1)."""
 
     method: Literal["GET", "POST", "DELETE"]
-    path: str
+    path: str  # `{memory_id:memory_id}`: a memory id's segment (graphsvc.rest.routes registers it)
     tag: Literal["memories", "graph", "locusgraph"]
     doc: str  # the OpenAPI description
     takes: Takes = "body"
@@ -235,7 +235,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ),
         Route(
             "DELETE",
-            "/memories/{memory_id}",
+            "/memories/{memory_id:memory_id}",
             "memories",
             "Delete a memory and all its edges.",
             takes="memory_path",
@@ -277,7 +277,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ),
         Route(
             "GET",
-            "/memories/{memory_id}/verify",
+            "/memories/{memory_id:memory_id}/verify",
             "memories",
             "Check the memory's hash, batch, Merkle proof and on-chain root.",
             takes="memory_path",
@@ -292,7 +292,7 @@ OPERATIONS: tuple[Operation, ...] = (
         lambda b, r: b.anchoring.bundle(r),
         route=Route(
             "GET",
-            "/memories/{memory_id}/proof",
+            "/memories/{memory_id:memory_id}/proof",
             "memories",
             "A self-contained proof that verifies without graphsvc (see the README).",
             takes="memory_path",
