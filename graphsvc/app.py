@@ -28,14 +28,16 @@ from graphsvc.config import ChainSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.models import GraphInput
 from graphsvc.encoder.minilm import MiniLM
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
-from graphsvc.mcpserver.server import create_mcp_server, transport_security
+from graphsvc.http import edge, observe
+from graphsvc.mcpserver.server import create_mcp_server, sse_routes, transport_security
 from graphsvc.metrics import CONTENT_TYPE, Metrics
-from graphsvc.rest import edge, observe, routes
+from graphsvc.rest import routes
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.operations import Backends
 from graphsvc.store.graph import GraphStore, Observer, create_driver
 
 STARTUP_WAIT_S = 60
@@ -238,16 +240,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         metrics.backlogs["reconcile"] = services.anchoring.unfinished
     if services.embeddings.on:
         metrics.backlogs["embeddings"] = services.embeddings.backlog
-    mcp = create_mcp_server(
-        services.memory,
-        services.anchoring,
-        services.locus,
-        services.access,
-        metrics=metrics,
-        version=VERSION,
-    )
+    backends = Backends(services.memory, services.anchoring, services.locus)
+    mcp = create_mcp_server(backends, services.access, metrics=metrics, version=VERSION)
     security = transport_security(settings.http.allowed_hosts)
-    sse = mcp.sse_app(transport_security=security)
     # Stateless: no Mcp-Session-Id kept in this process's memory, so behind a load balancer any replica
     # serves any request of a client (the tools never call back into the client, which is all that
     # sessions would add). SSE stays stateful by its nature: the proxy keeps a client on one replica.
@@ -279,11 +274,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=VERSION,
         lifespan=lifespan,
     )
-    app.state.memory = services.memory
-    app.state.anchoring = services.anchoring
-    app.state.access = services.access
-    app.state.locus = services.locus
-    routes.install(app)
+    routes.install(app, backends, services.access)
     edge.install(app)
 
     @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)
@@ -309,7 +300,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return HTMLResponse(verify_page)
 
     app.mount(PREFIX, browser_app())
-    app.router.routes.extend([*sse.routes, *streamable.routes])
+    app.router.routes.extend([*sse_routes(mcp, security), *streamable.routes])
     # Outermost last: CatchAll answers what escapes Authenticate and the routes; Observe counts all.
     app.add_middleware(edge.Authenticate, access=services.access)
     app.add_middleware(edge.CatchAll)
