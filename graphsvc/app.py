@@ -102,7 +102,7 @@ class Services:
         )
         access = AccessService(store, required=bool(settings.auth.required))
         embeddings = build_embeddings(settings.embeddings, store)
-        memory = MemoryService(store, embeddings=embeddings)
+        memory = MemoryService(store, embeddings=embeddings, deadline_s=deadline)
         locus = LocusService(memory, store)
         return cls(store, memory, anchoring, chain, access, locus, settings, embeddings)
 
@@ -114,11 +114,7 @@ class Services:
                 without auth, or the configured contract has no code on the configured chain.
         """
         await self._apply_schema()
-        upgraded = await self.memory.upgrade()
-        if upgraded:
-            log.warning(
-                "upgraded %d graph(s) stored by an older version (keys, term statistics)", len(upgraded)
-            )
+        await self.memory.start()
         if self.embeddings.on and (marked := await self.embeddings.backfill()):
             log.warning("%d memories without an embedding joined the embedding backlog", marked)
         if self.settings.auth.required is None:

@@ -36,6 +36,7 @@ from graphsvc.config import AuthSettings, ChainSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.term_fold import fold
+from graphsvc.services.term_stats import fields_of, tally
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
 
@@ -288,3 +289,16 @@ async def term_stats(store: GraphStore, graph: str) -> tuple[dict, dict]:
     )
     [row] = records
     return row["totals"], {term: counts for term, *counts in row["terms"]}
+
+
+async def recounted(store: GraphStore, graph: str) -> tuple[dict, dict]:
+    """What `term_stats` would read had the graph's statistics been counted from scratch from the
+    memories it holds now: the oracle the incremental counts (deltas and folds) are held to."""
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $graph}) RETURN m.text AS text, m.window AS window, m.tags AS tags",
+        graph=graph,
+        database_=store._database,
+    )
+    counts = tally(c for r in records for c in fields_of(r["text"], r["window"], r["tags"] or [], 1))
+    terms = {row["term"]: [row["text"], row["window"], row["tags"]] for row in counts["terms"]}
+    return {"name": graph, **counts["totals"]}, terms

@@ -7,6 +7,7 @@ import pytest
 
 from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.remember import SPAN
 from graphsvc.services.term_fold import fold
 from graphsvc.store.graph import GraphStore
 from tests.test_browser_guide import guide_blocks
@@ -60,8 +61,9 @@ async def test_recall_and_remember_statements_seek_indexes(
     finally:
         store.run = run  # type: ignore[method-assign]
     assert recalled.memories
-    calls.append(("memory/begin", {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"]}))
-    calls.append(("memory/around", {"graph": graph, "seq": 5}))
+    begin = {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"], "span": SPAN}
+    calls.append(("memory/begin", begin))
+    calls.append(("memory/around", {"graph": graph, "seq": 5, "span": SPAN}))
     calls.append(("locus/context_stats", {"graph": graph, "contexts": ["deploys"]}))
     calls.append(("embed/nearest_exact", {"graph": graph, "vector": [0.1] * 384, "limit": 5}))
     contexts = {"graph": graph, "contextType": None, "contextName": None, "skip": 0, "limit": 50}

@@ -411,18 +411,6 @@ class RememberReceipt(ContractOutput):
     id: str | None = None
     hash: str | None = None
     error: str | None = None
-    # Why a rejected item was refused, as the error a single remember raises (not serialised).
-    _failure: Exception | None = PrivateAttr(default=None)
-
-    @classmethod
-    def rejected(cls, index: int, failure: Exception) -> RememberReceipt:
-        receipt = cls(index=index, status="rejected", error=str(failure))
-        receipt._failure = failure
-        return receipt
-
-    @property
-    def failure(self) -> Exception | None:
-        return self._failure
 
 
 class RememberBatchResult(ContractOutput):
