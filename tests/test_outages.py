@@ -229,6 +229,9 @@ async def test_automatic_anchoring_resumes_by_itself_after_neo4j_is_away_15_s_an
         await close(self)
         closed.append(True)
 
+    warm = Services.build(settings)  # a cold server compiles start-up's statements beyond the short deadline
+    await warm.start()
+    await warm.close()
     monkeypatch.setattr(Services, "close", spied_close)
     with _proxied(settings.neo4j.uri) as proxy:
         neo4j = settings.neo4j.model_copy(update={"uri": f"bolt://127.0.0.1:{proxy.port}"})
@@ -249,7 +252,7 @@ async def test_automatic_anchoring_resumes_by_itself_after_neo4j_is_away_15_s_an
             async with httpx.AsyncClient(transport=transport, base_url="http://graphsvc", timeout=30) as api:
                 load = asyncio.create_task(_writing(api, graph, written))
                 try:
-                    timeline = await _outage(api, store, graph, proxy, written)
+                    timeline = await _outage(api, store, graph, proxy, written, caplog)
                 finally:
                     load.cancel()
                     await asyncio.gather(load, return_exceptions=True)
@@ -267,13 +270,16 @@ async def _outage(
     graph: str,
     proxy: CuttableProxy,
     written: list[tuple[float, str]],
+    caplog: pytest.LogCaptureFixture,
 ) -> str:
     """Cut Neo4j for OUTAGE_S once anchoring runs; the timeline, in seconds from the cut."""
 
-    async def finalized() -> bool:
-        return any(status == "FINALIZED" for status, _ in (await _batches(store, graph)).values())
+    async def running() -> bool:
+        batches = (await _batches(store, graph)).values()
+        return any(status == "FINALIZED" for status, _ in batches) and await _anchoring_ok(api)
 
-    await _polled(api, finalized, 120, "a first batch anchored")  # a cold server compiles for seconds
+    await _polled(api, running, 120, "a first batch anchored")  # a cold server compiles for seconds
+    caplog.clear()  # the outage's log lines from here
     before = await _sealed(store, graph)
     cut, cut_at = time.monotonic(), time.time()
     proxy.cut()
@@ -308,10 +314,13 @@ async def _outage(
     around = {i for t, i in written if cut - 2 <= t < cut or back <= t < anchored}
     assert held and (pending_at_cut | around) & held, (pending_at_cut, around, held)
     last_sealed = max(sealed for _, _, sealed in before.values())
+    last_write = max(t for t, _ in written if t < cut)
+    first_write = min((t for t, _ in written if t >= back), default=float("nan"))
     return (
-        f"timeline (s from the cut): last batch sealed at {last_sealed - cut_at:.1f}; /health failing at "
-        f"{failing - cut:.1f}; Neo4j back at {back - cut:.1f}; new batch finalized at {anchored - cut:.1f} "
-        f"({anchored - back:.1f} after the return); /health ok at {ok - cut:.1f}; "
+        f"timeline (s from the cut): last batch sealed {last_sealed - cut_at:.1f}, last remember answered "
+        f"{last_write - cut:.1f}; /health says anchoring failing {failing - cut:.1f}; Neo4j back "
+        f"{back - cut:.1f}; first remember answered {first_write - cut:.1f}; first new batch finalized "
+        f"{anchored - cut:.1f} ({anchored - back:.1f} after the return); /health ok {ok - cut:.1f}; "
         f"{len(pending_at_cut)} memories pending at the cut, {len(held)} in the new batches"
     )
 
