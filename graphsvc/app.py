@@ -285,7 +285,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """Each dependency: `neo4j` and `chain` (null when no chain is configured), `embeddings` ("off",
         "ok", or "unavailable": enabled but the model could not load, so recall uses keywords alone), and
         the list of those `down`. 503 when Neo4j is down (nothing can be served); a chain outage only
-        delays anchoring."""
+        delays anchoring. `workers`: each background worker's last step ok or failing (retried with
+        back-off), and the seconds since its last success."""
         state = Health.model_validate(await services.health())
         response.status_code = 200 if state.neo4j else 503
         return state
