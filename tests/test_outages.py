@@ -313,7 +313,7 @@ async def _outage(
     pending_at_cut = {i for t, i in written if t < cut} - {i for _, ids, _ in before.values() for i in ids}
     assert held  # memories remembered around the outage (each one answered is final at the end)
     last_sealed = max(sealed for _, _, sealed in before.values())
-    last_write = max(t for t, _ in written if t < cut)
+    last_write = max((t for t, _ in written if t < cut), default=float("nan"))  # a loaded machine: none
     first_write = min((t for t, _ in written if t >= back), default=float("nan"))
     return (
         f"timeline (s from the cut): last batch sealed {last_sealed - cut_at:.1f}, last remember answered "
