@@ -263,7 +263,7 @@ async def test_two_replicas_auto_anchoring_one_graph_seal_each_memory_once(
 ) -> None:
     chain_settings = settings.chain.model_copy(update={"auto_interval_s": 0.2, "lease_ttl_s": 5})
     replicas = [Services.build(settings.model_copy(update={"chain": chain_settings})) for _ in range(2)]
-    tasks = [asyncio.create_task(r.auto_anchor()) for r in replicas]
+    tasks = [asyncio.create_task(r.workers["anchoring"].run()) for r in replicas]
     try:
         for n in range(20):
             await replicas[n % 2].memory.remember(RememberInput(text=f"replica note {n}", graph=graph))
