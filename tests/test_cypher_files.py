@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphsvc.store.cypher import CypherFileError, load
-from graphsvc.store.graph import GraphStore, _declared
+from graphsvc.store.graph import GraphStore, _declared, too_old
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -86,6 +86,25 @@ def test_every_schema_file_that_creates_declares_what_it_creates() -> None:
         ("text", "window", "tags", "graphKey"),
         (("analyzer", "english"), ("eventually_consistent", True)),
     )
+    assert _declared(load()["schema/memory_embedding"].text) == (
+        "memory_embedding",
+        "Memory",
+        ("embedding", "graphKey"),  # the vector, then the filter property (WITH), as SHOW INDEXES lists them
+        (),
+    )
+
+
+def test_a_neo4j_older_than_the_filtered_vector_search_is_too_old() -> None:
+    assert too_old("5.26.31") and too_old("2026.01.0") and too_old("")
+    assert not too_old("2026.02.0") and not too_old("2026.09.0") and not too_old("2026.10-aura")
+
+
+@pytest.mark.neo4j
+async def test_the_server_runs_a_neo4j_recent_enough(store: GraphStore) -> None:
+    records, _, _ = await store._driver.execute_query(
+        "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS v"
+    )
+    assert not too_old(records[0]["v"])
 
 
 async def _definitions(store: GraphStore) -> dict[str, list[str]]:
@@ -109,11 +128,17 @@ async def test_schema_apply_recreates_what_an_older_definition_left_under_the_sa
         "CREATE FULLTEXT INDEX memory_search FOR (m:Memory) ON EACH [m.text, m.window, m.tags, m.graphKey]"
         " OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
     )
+    await run("DROP INDEX memory_embedding IF EXISTS")  # as Neo4j 5 made it: no filter property
+    await run(
+        "CREATE VECTOR INDEX memory_embedding FOR (m:Memory) ON m.embedding"
+        " OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
+    )
     assert (await _definitions(store))["memory_graph_seq"] == ["seq"]
     await store.apply_schema()
     found = await _definitions(store)
     assert found["tombstone_graph_id"] == ["graph", "id"]
     assert found["memory_graph_seq"] == ["graph", "seq"]
+    assert found["memory_embedding"] == ["embedding", "graphKey"]
     records, _, _ = await run("SHOW INDEXES YIELD name, options WHERE name = 'memory_search'")
     assert records[0]["options"]["indexConfig"]["fulltext.eventually_consistent"] is True
     records, _, _ = await run("SHOW CONSTRAINTS YIELD name, properties WHERE name = 'tombstone_graph_id'")

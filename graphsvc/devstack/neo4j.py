@@ -1,16 +1,18 @@
-"""Neo4j 5.26 Community with Neo4j Browser, run from Maven Central jars on the machine's Java.
+"""Neo4j 2026.09 Community with Neo4j Browser, run from Maven Central jars on a Java 21 or later.
 
 The embedded default for a machine with no Docker: `fetch` brings the server and Browser jars into a
-cache folder once, `start` writes a config, sets the initial password, starts the server on
-127.0.0.1 and waits (bounded) until it answers; `stop` ends it by pid.
+cache folder once, `start` finds a Java runtime new enough (`find_java`), writes a config, sets the
+initial password, starts the server on 127.0.0.1 and waits (bounded) until it answers; `stop` ends it
+by pid.
 
-    python -m graphsvc.devstack.neo4j fetch|start|stop [--home DIR] [--bolt-port N] [--http-port N]
+    python -m graphsvc.devstack.neo4j fetch|java|start|stop [--home DIR] [--bolt-port N] [--http-port N]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,8 +25,18 @@ from pathlib import Path
 
 from graphsvc.devstack.process import alive, port_free, spawn, terminate
 
-NEO4J_VERSION = "5.26.31"
-BROWSER_VERSION = "5.24.0"
+NEO4J_VERSION = "2026.09.0"
+BROWSER_VERSION = "5.24.0"  # the newest Browser jar Maven Central serves
+JAVA_MIN = 21  # the 2025+ series runs on Java 21 or later
+MAIN_CLASS = "org.neo4j.server.Neo4jCommunity"
+ADMIN_CLASS = "org.neo4j.cli.AdminTool"
+# --add-modules: Lucene's SIMD vector search (the JVM warns once that the module is incubating).
+JVM_FLAGS = (
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-modules=jdk.incubator.vector",
+)
+JVM_DIR = Path("/usr/lib/jvm")
 ARTIFACTS = (
     ("org.neo4j", "neo4j", NEO4J_VERSION),
     ("org.neo4j.app", "neo4j-server", NEO4J_VERSION),
@@ -79,6 +91,53 @@ def fetch() -> Path:
         shutil.move(str(staging), lib)
     marker.write_text(f"{len(list(lib.glob('*.jar')))} jars\n")
     return lib
+
+
+def _java_major(home: Path) -> int | None:
+    """The feature release of the Java runtime in `home` (25 for 25.0.3, 8 for 1.8.0), from its
+    `release` file, else from `java -version`; None if `home` holds no runnable java."""
+    java = home / "bin" / "java"
+    if not java.is_file():
+        return None
+    release = home / "release"
+    text = release.read_text(errors="replace") if release.is_file() else ""
+    if "JAVA_VERSION=" not in text:
+        try:
+            text = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    match = re.search(r'(?:JAVA_VERSION=|version )"(\d+)(?:\.(\d+))?', text)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def find_java(java_home: Path | None = None) -> Path:
+    """The `java` executable to run Neo4j with: `java_home`'s if given (it must be Java JAVA_MIN or
+    later), else the newest Java JAVA_MIN+ among JAVA_HOME, the `java` on PATH and JVM_DIR's runtimes.
+
+    Raises:
+        DevstackError: no Java JAVA_MIN or later was found; says what was found and what to do.
+    """
+    if java_home is not None:
+        candidates = [java_home]
+    else:
+        on_path = shutil.which("java")
+        candidates = [
+            *([Path(os.environ["JAVA_HOME"])] if os.environ.get("JAVA_HOME") else []),
+            *([Path(on_path).resolve().parent.parent] if on_path else []),
+            *(sorted(JVM_DIR.iterdir()) if JVM_DIR.is_dir() else []),
+        ]
+    found = {home.resolve(): _java_major(home) for home in candidates}
+    usable = sorted((major, str(home)) for home, major in found.items() if major and major >= JAVA_MIN)
+    if usable:
+        return Path(usable[-1][1]) / "bin" / "java"
+    seen = ", ".join(f"{home} (Java {major})" for home, major in found.items() if major) or "none"
+    raise DevstackError(
+        f"Neo4j {NEO4J_VERSION} needs Java {JAVA_MIN} or later; Java runtimes found: {seen}. "
+        f"Install one (e.g. a Temurin {JAVA_MIN}+ JDK under {JVM_DIR}) or point JAVA_HOME at it"
+    )
 
 
 @dataclass(frozen=True)
@@ -146,10 +205,12 @@ def start(
     heap: str = "1g",
     pagecache: str = "512m",
     conf: Mapping[str, str] | None = None,
+    java_home: Path | None = None,
 ) -> LocalNeo4j:
     """Start Neo4j from `home` (created if missing) and wait until it answers; idempotent. `heap` and
     `pagecache` are Neo4j memory sizes ("1g", "512m"); benchmarks of large graphs raise them. `conf`
-    adds neo4j.conf settings (e.g. graphsvc.browser.neo4j_settings).
+    adds neo4j.conf settings (e.g. graphsvc.browser.neo4j_settings). `java_home` picks the Java runtime
+    (default: `find_java`'s search).
 
     Raises:
         DevstackError: the server did not answer within READY_TIMEOUT_S or exited.
@@ -161,13 +222,14 @@ def start(
     busy = [port for port in (bolt_port, http_port) if not port_free(port)]
     if busy:
         raise DevstackError(f"port {busy[0]} is in use: stop what listens there or pick other ports")
+    java = str(find_java(java_home))
     lib = fetch()
     _write_conf(home, bolt_port, http_port, heap, pagecache, conf or {})
     (home / "logs").mkdir(exist_ok=True)
     classpath = f"{lib}/*"
     if not (home / "data" / "dbms" / "auth.ini").exists():
         done = subprocess.run(
-            ["java", "-cp", classpath, "org.neo4j.cli.AdminTool", "dbms", "set-initial-password", password],
+            [java, "-cp", classpath, ADMIN_CLASS, "dbms", "set-initial-password", password],
             env=_java_env(home),
             capture_output=True,
             text=True,
@@ -177,14 +239,13 @@ def start(
                 f"setting the initial password failed: {(done.stderr or done.stdout).strip()[-500:]}"
             )
     command = [
-        "java",
+        java,
         "-Xms512m",
         f"-Xmx{heap}",
-        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-        "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        *JVM_FLAGS,
         "-cp",
         classpath,
-        "org.neo4j.server.CommunityEntryPoint",
+        MAIN_CLASS,
         f"--home-dir={home}",
         f"--config-dir={home / 'conf'}",
         "--console-mode",

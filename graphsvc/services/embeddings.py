@@ -33,10 +33,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Reader, Row, Store
 
 SEEDS = 20  # the graph's nearest memories that join recall's candidates
-OVERFETCH = 10  # the index is asked for SEEDS * OVERFETCH of every graph, then filtered to the graph
 SPREAD = 0.7  # a memory's similarity is at least SPREAD * its nearest window neighbour's
 BATCH = 64  # memories a worker claims and encodes at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
@@ -134,14 +134,8 @@ class EmbeddingService:
         return Semantic(seeds=seeds, similarity=_normalised(rows))
 
     async def nearest(self, graph: str, vector: list[float], limit: int) -> list[Row]:
-        """The graph's `limit` memories nearest to `vector`: from the index, over-fetched and filtered to
-        the graph; exactly, over the graph's embedded memories, when other graphs crowd it out."""
-        rows = await self._store.run(
-            "embed/nearest", graph=graph, vector=vector, fetch=limit * OVERFETCH, limit=limit
-        )
-        if len(rows) < limit:
-            rows = await self._store.run("embed/nearest_exact", graph=graph, vector=vector, limit=limit)
-        return rows
+        """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index."""
+        return await self._store.run("embed/nearest", key=graph_key(graph), vector=vector, limit=limit)
 
 
 def _lowest_priority() -> None:

@@ -32,11 +32,17 @@ Fulltext = tuple[tuple[str, str | bool | None], ...]  # a fulltext index's decla
 log = logging.getLogger("graphsvc")
 
 # What a schema file declares: `CREATE [FULLTEXT|VECTOR] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
-# ON|ON EACH|REQUIRE <properties>`, with the fulltext settings it names (analyzer, eventually_consistent).
+# ON|ON EACH|REQUIRE <properties> [WITH [<properties>]]` (WITH: a vector index's filter properties, which
+# SHOW INDEXES lists after the vector's), with the fulltext settings it names (analyzer,
+# eventually_consistent).
 _DECLARES = re.compile(
     r"CREATE\s+(?:(?:FULLTEXT|VECTOR)\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
     r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
+    r"(?:\s+WITH\s+(?P<filters>\[[^\]]*\]))?"
 )
+# The oldest Neo4j whose Cypher has what cypher/ uses: vector indexes with filter properties and the
+# SEARCH clause (Cypher 25, generally available from 2026.02). Tested on 2026.09.0.
+MIN_NEO4J = "2026.02"
 _FULLTEXT = re.compile(r"`fulltext\.(\w+)`\s*:\s*('\w+'|true|false)")
 _OUT_OF_RANGE = {
     "Neo.ClientError.Statement.ArithmeticError",
@@ -142,7 +148,11 @@ class GraphStore:
         """Create what `cypher/schema/` declares. `IF NOT EXISTS` keeps an index or constraint whose
         name exists, whatever its definition: one left by an older definition under the same name is
         dropped and created again (logged), so a changed schema file always takes effect. Repairs
-        (`schema/` files in write mode) run first: data an older version left that a constraint refuses."""
+        (`schema/` files in write mode) run first: data an older version left that a constraint refuses.
+
+        Raises:
+            NotConfigured: the server is older than MIN_NEO4J."""
+        await self._check_version()
         for name in sorted(
             n for n, s in self.statements.items() if n.startswith("schema/") and s.mode == "write"
         ):
@@ -174,6 +184,19 @@ class GraphStore:
             await self._execute(name, {}, None)
         await self._execute("schema/await_indexes", {}, None)
         return names
+
+    async def _check_version(self) -> None:
+        async with _translated(None):
+            records, _, _ = await self._driver.execute_query(
+                "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS v",
+                database_=self._database,
+            )
+        version = records[0]["v"] if records else ""
+        if too_old(version):
+            raise NotConfigured(
+                f"Neo4j {version} is too old: graphsvc needs Neo4j {MIN_NEO4J} or later (vector search "
+                "filtered by graph, Cypher 25); upgrade the server (README: Run it)"
+            )
 
     async def ping(self, timeout_s: float = 3) -> bool:
         try:
@@ -208,6 +231,16 @@ class Transaction:
             return [_row(record) async for record in result]
 
 
+def too_old(version: str) -> bool:
+    """A Neo4j version ("5.26.31", "2026.09.0", "2026.09-aura") older than MIN_NEO4J, or none."""
+
+    def year_month(text: str) -> tuple[int, int]:
+        found = re.match(r"(\d+)\.(\d+)", text)
+        return (int(found[1]), int(found[2])) if found else (0, 0)
+
+    return year_month(version) < year_month(MIN_NEO4J)
+
+
 def _row(record: neo4j.Record) -> Row:
     return dict(zip(record.keys(), cast(tuple[Any, ...], record), strict=True))
 
@@ -220,7 +253,7 @@ def _declared(text: str) -> tuple[str, str, tuple[str, ...], Fulltext] | None:
     fulltext = tuple(
         sorted((k, v.strip("'") if "'" in v else v == "true") for k, v in _FULLTEXT.findall(text))
     )
-    props = tuple(re.findall(r"\w+\.(\w+)", match["props"]))
+    props = tuple(re.findall(r"\w+\.(\w+)", match["props"] + (match["filters"] or "")))
     return match["name"], match["label"], props, fulltext
 
 
