@@ -30,11 +30,14 @@ BROWSER_VERSION = "5.24.0"  # the newest Browser jar Maven Central serves
 JAVA_MIN = 21  # the 2025+ series runs on Java 21 or later
 MAIN_CLASS = "org.neo4j.server.Neo4jCommunity"
 ADMIN_CLASS = "org.neo4j.cli.AdminTool"
-# --add-modules: Lucene's SIMD vector search (the JVM warns once that the module is incubating).
+# --add-modules: Lucene's SIMD vector search (the JVM warns once that the module is incubating);
+# --enable-native-access: JNA loads a native library (else newer JVMs warn). docker/neo4j/entrypoint.sh
+# passes the same.
 JVM_FLAGS = (
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
     "--add-modules=jdk.incubator.vector",
+    "--enable-native-access=ALL-UNNAMED",
 )
 JVM_DIR = Path("/usr/lib/jvm")
 ARTIFACTS = (
@@ -42,6 +45,10 @@ ARTIFACTS = (
     ("org.neo4j.app", "neo4j-server", NEO4J_VERSION),
     ("org.neo4j.client", "neo4j-browser", BROWSER_VERSION),
 )
+# The version that wrote a home's data, recorded in it from this version on; a home with data and no
+# record was written by the one before, which upgrades in place and one way (README: Run it).
+VERSION_FILE = "neo4j.version"
+UNRECORDED_VERSION = "5.26.31"
 READY_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 60.0
 
@@ -134,10 +141,44 @@ def find_java(java_home: Path | None = None) -> Path:
     if usable:
         return Path(usable[-1][1]) / "bin" / "java"
     seen = ", ".join(f"{home} (Java {major})" for home, major in found.items() if major) or "none"
+    where = java_home or f"JAVA_HOME, PATH and {JVM_DIR}"
     raise DevstackError(
-        f"Neo4j {NEO4J_VERSION} needs Java {JAVA_MIN} or later; Java runtimes found: {seen}. "
+        f"Neo4j {NEO4J_VERSION} needs Java {JAVA_MIN} or later; Java runtimes in {where}: {seen}. "
         f"Install one (e.g. a Temurin {JAVA_MIN}+ JDK under {JVM_DIR}) or point JAVA_HOME at it"
     )
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def keep_before_upgrade(home: Path) -> Path | None:
+    """Before NEO4J_VERSION first opens data written by an older Neo4j (which it upgrades in place, one
+    way): a copy of that data beside it, `data-<older version>`, once; returns the copy's path.
+
+    Raises:
+        DevstackError: the data was written by a newer Neo4j, which this one cannot open.
+    """
+    if not (home / "data" / "databases").is_dir():
+        return None
+    marker = home / VERSION_FILE
+    written_by = marker.read_text().strip() if marker.exists() else UNRECORDED_VERSION
+    if written_by == NEO4J_VERSION:
+        return None
+    if _release(written_by) > _release(NEO4J_VERSION):
+        raise DevstackError(
+            f"{home / 'data'} was written by Neo4j {written_by}, which Neo4j {NEO4J_VERSION} cannot open: "
+            f"run the graphsvc that started it, or move that folder away to start afresh"
+        )
+    copy = home / f"data-{written_by}"
+    if not copy.exists():
+        print(
+            f"Neo4j {NEO4J_VERSION} upgrades {home / 'data'} (written by Neo4j {written_by}) in place, "
+            f"one way; a copy of it as it was: {copy}",
+            file=sys.stderr,
+        )
+        shutil.copytree(home / "data", copy)
+    return copy
 
 
 @dataclass(frozen=True)
@@ -223,6 +264,7 @@ def start(
     if busy:
         raise DevstackError(f"port {busy[0]} is in use: stop what listens there or pick other ports")
     java = str(find_java(java_home))
+    keep_before_upgrade(home)
     lib = fetch()
     _write_conf(home, bolt_port, http_port, heap, pagecache, conf or {})
     (home / "logs").mkdir(exist_ok=True)
@@ -260,6 +302,7 @@ def start(
                 f"Neo4j exited with {process.returncode}; see {home / 'logs' / 'console.log'}"
             )
         if _answers(f"http://127.0.0.1:{http_port}/"):
+            (home / VERSION_FILE).write_text(NEO4J_VERSION + "\n")
             return LocalNeo4j(home, bolt_port, http_port, process.pid)
         time.sleep(0.5)
     stop(home)
@@ -280,16 +323,35 @@ def stop(home: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphsvc.devstack.neo4j", description=__doc__)
-    parser.add_argument("action", choices=["fetch", "start", "stop"])
+    parser.add_argument("action", choices=["fetch", "java", "start", "stop"])
     parser.add_argument("--home", type=Path, default=Path("var/neo4j"))
     parser.add_argument("--bolt-port", type=int, default=7687)
     parser.add_argument("--http-port", type=int, default=7474)
     parser.add_argument("--password", default=os.environ.get("GRAPHSVC_NEO4J_PASSWORD", "graphsvc-dev"))
+    parser.add_argument(
+        "--java-home", type=Path, help=f"a Java {JAVA_MIN}+ runtime (default: find_java's search)"
+    )
     args = parser.parse_args(argv)
+    try:
+        return _act(args)
+    except DevstackError as e:
+        print(f"{parser.prog}: {e}", file=sys.stderr)
+        return 1
+
+
+def _act(args: argparse.Namespace) -> int:
     if args.action == "fetch":
         print(fetch())
+    elif args.action == "java":
+        print(find_java(args.java_home))
     elif args.action == "start":
-        server = start(args.home, bolt_port=args.bolt_port, http_port=args.http_port, password=args.password)
+        server = start(
+            args.home,
+            bolt_port=args.bolt_port,
+            http_port=args.http_port,
+            password=args.password,
+            java_home=args.java_home,
+        )
         print(f"Neo4j {NEO4J_VERSION} pid {server.pid}: {server.bolt_uri}  Browser {server.browser_url}")
     else:
         print("stopped" if stop(args.home) else "not running")
