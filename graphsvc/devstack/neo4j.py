@@ -122,7 +122,8 @@ def _java_major(home: Path) -> int | None:
 
 def find_java(java_home: Path | None = None) -> Path:
     """The `java` executable to run Neo4j with: `java_home`'s if given (it must be Java JAVA_MIN or
-    later), else the newest Java JAVA_MIN+ among JAVA_HOME, the `java` on PATH and JVM_DIR's runtimes.
+    later), else JAVA_HOME's if it is Java JAVA_MIN+, else the newest Java JAVA_MIN+ of the `java` on PATH
+    and JVM_DIR's runtimes.
 
     Raises:
         DevstackError: no Java JAVA_MIN or later was found; says what was found and what to do.
@@ -137,9 +138,11 @@ def find_java(java_home: Path | None = None) -> Path:
             *(sorted(JVM_DIR.iterdir()) if JVM_DIR.is_dir() else []),
         ]
     found = {home.resolve(): _java_major(home) for home in candidates}
-    usable = sorted((major, str(home)) for home, major in found.items() if major and major >= JAVA_MIN)
+    usable = [home for home, major in found.items() if major and major >= JAVA_MIN]
     if usable:
-        return Path(usable[-1][1]) / "bin" / "java"
+        first = candidates[0].resolve()
+        chosen = first if first in usable else max(usable, key=lambda home: found[home] or 0)
+        return chosen / "bin" / "java"
     seen = ", ".join(f"{home} (Java {major})" for home, major in found.items() if major) or "none"
     where = java_home or f"JAVA_HOME, PATH and {JVM_DIR}"
     raise DevstackError(
