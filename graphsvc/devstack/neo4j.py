@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -236,6 +237,9 @@ def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
             return response.status == 200
+    except urllib.error.HTTPError as e:  # 2026.x answers before it is ready: close what it sent
+        e.close()
+        return False
     except OSError:
         return False
 
