@@ -3,7 +3,7 @@
 Where Neo4j comes from, first that applies:
 1. GRAPHSVC_TEST_NEO4J_URI (+ _USER/_PASSWORD): an existing server;
 2. a Docker engine that answers: testcontainers' Neo4jContainer with GRAPHSVC_TEST_NEO4J_IMAGE
-   (default: the locally built graphsvc/neo4j:5.26.31 if present, else neo4j:5.26.31-community);
+   (default: the locally built graphsvc/neo4j:2026.09.0 if present, else neo4j:2026.09.0-community);
 3. otherwise the project's own local server (graphsvc.devstack.neo4j) in a temporary home.
 GRAPHSVC_TEST_NEO4J=testcontainers|local forces one of the last two (CI forces testcontainers).
 Nothing here skips: without Neo4j the tests fail.

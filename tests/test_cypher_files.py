@@ -11,7 +11,7 @@ from graphsvc.app import Services
 from graphsvc.config import Settings
 from graphsvc.errors import NotConfigured
 from graphsvc.store.cypher import CypherFileError, load
-from graphsvc.store.graph import SCHEMA_VERSION, VERSION, GraphStore
+from graphsvc.store.graph import SCHEMA_VERSION, VERSION, GraphStore, too_old
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -84,6 +84,24 @@ async def _marker(store: GraphStore) -> list[dict[str, object]]:
     return [r.data() for r in records]
 
 
+def test_a_neo4j_older_than_the_filtered_vector_search_is_too_old() -> None:
+    assert too_old("5.26.31") and too_old("2026.01.0") and too_old("")
+    assert not too_old("2026.02.0") and not too_old("2026.09.0") and not too_old("2026.10-aura")
+
+
+@pytest.mark.neo4j
+async def test_the_server_runs_a_neo4j_recent_enough(store: GraphStore) -> None:
+    records, _, _ = await store._driver.execute_query(
+        "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS v"
+    )
+    assert not too_old(records[0]["v"])
+
+
+async def _definitions(store: GraphStore) -> dict[str, list[str]]:
+    records, _, _ = await store._driver.execute_query("SHOW INDEXES YIELD name, properties")
+    return {r["name"]: r["properties"] for r in records}
+
+
 @pytest.mark.neo4j
 async def test_schema_apply_marks_the_database_with_its_schema_and_graphsvc_version(
     store: GraphStore,
@@ -124,3 +142,21 @@ async def test_the_mark_keeps_a_newer_schema_that_marked_the_database_meanwhile(
     finally:
         await store._driver.execute_query("MATCH (s:GraphsvcSchema) DELETE s")
         await store.apply_schema()
+
+
+@pytest.mark.neo4j
+async def test_schema_apply_remakes_a_vector_index_without_the_graph_filter_on_an_unmarked_database(
+    store: GraphStore,
+) -> None:
+    """A database written before the marker (and before Neo4j 2026) has a vector index without graphKey,
+    which `IF NOT EXISTS` alone would keep: the schema-2 step drops it first."""
+    run = store._driver.execute_query
+    await run("MATCH (s:GraphsvcSchema) DELETE s")
+    await run("DROP INDEX memory_embedding IF EXISTS")  # as Neo4j 5 made it: no filter property
+    await run(
+        "CREATE VECTOR INDEX memory_embedding FOR (m:Memory) ON m.embedding"
+        " OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
+    )
+    await store.apply_schema()
+    assert (await _definitions(store))["memory_embedding"] == ["embedding", "graphKey"]
+    assert await _marker(store) == [{"id": "schema", "version": SCHEMA_VERSION, "writtenBy": VERSION}]

@@ -34,10 +34,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Reader, Row, Store
 from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, similarities
 
-OVERFETCH = 10  # the index is asked for SEMANTIC_SEEDS * OVERFETCH of every graph, then filtered to it
 BATCH = 64  # memories a worker claims and encodes at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 10_000  # memories marked per statement when the backlog is filled at start-up
@@ -135,14 +135,8 @@ class EmbeddingService:
         return Semantic(seeds=seeds, similarity=similarities(rows))
 
     async def nearest(self, graph: str, vector: list[float], limit: int) -> list[Row]:
-        """The graph's `limit` memories nearest to `vector`: from the index, over-fetched and filtered to
-        the graph; exactly, over the graph's embedded memories, when other graphs crowd it out."""
-        rows = await self._store.run(
-            "embed/nearest", graph=graph, vector=vector, fetch=limit * OVERFETCH, limit=limit
-        )
-        if len(rows) < limit:
-            rows = await self._store.run("embed/nearest_exact", graph=graph, vector=vector, limit=limit)
-        return rows
+        """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index."""
+        return await self._store.run("embed/nearest", key=graph_key(graph), vector=vector, limit=limit)
 
 
 def _lowest_priority() -> None:

@@ -31,10 +31,14 @@ Observer = Callable[[str, float], None]  # (statement name, seconds)
 log = logging.getLogger("graphsvc")
 
 # The schema of cypher/schema/, marked on the database at start-up (GraphsvcSchema). Raise it with a change
-# that an existing database needs an upgrade step for, and add that step for the databases marked below it:
-# graphsvc 0.1.0, the only version released, wrote schema 1.
-SCHEMA_VERSION = 1
+# that an existing database needs an upgrade step for, and add that step for the databases marked below it.
+# Schema 2: the vector index holds each memory's graphKey (Neo4j 2026.02+ filters inside the index); a
+# database marked below it, or not marked (written before the marker), has its old index dropped first.
+SCHEMA_VERSION = 2
 VERSION = version("graphsvc")
+# The oldest Neo4j whose Cypher has what cypher/ uses: vector indexes with filter properties and the
+# SEARCH clause (Cypher 25, generally available from 2026.02). Tested on 2026.09.0.
+MIN_NEO4J = "2026.02"
 _OUT_OF_RANGE = {
     "Neo.ClientError.Statement.ArithmeticError",
     "Neo.ClientError.Statement.ArgumentError",
@@ -136,16 +140,23 @@ class GraphStore:
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:
-        """Check which schema wrote the database, create what `cypher/schema/` declares (`IF NOT
-        EXISTS`), then mark the database with SCHEMA_VERSION and graphsvc's version; returns the
-        statements applied. No upgrade step runs: none is needed yet (see SCHEMA_VERSION).
+        """Check the server and which schema wrote the database, run the upgrade steps of the schemas
+        it was marked below, create what `cypher/schema/` declares (`IF NOT EXISTS`), then mark the
+        database with SCHEMA_VERSION and graphsvc's version; returns the statements applied.
 
         Raises:
-            NotConfigured: a newer schema than SCHEMA_VERSION wrote the database.
+            NotConfigured: the server is older than MIN_NEO4J, or a newer schema than SCHEMA_VERSION
+                wrote the database.
         """
-        _refuse_newer(await self._execute("schema/marker", {}, None))
+        await self._check_version()
+        marker = await self._execute("schema/marker", {}, None)
+        _refuse_newer(marker)
+        if not marker or (marker[0]["version"] or 0) < 2:
+            await self._execute("schema/unfiltered_vector_index", {}, None)
         names = sorted(
-            n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes"
+            n
+            for n, s in self.statements.items()
+            if s.mode == "schema" and n not in ("schema/await_indexes", "schema/unfiltered_vector_index")
         )
         for name in names:
             await self._execute(name, {}, None)
@@ -154,6 +165,19 @@ class GraphStore:
             await self._execute("schema/mark", {"version": SCHEMA_VERSION, "writtenBy": VERSION}, None)
         )
         return names
+
+    async def _check_version(self) -> None:
+        async with _translated(None):
+            records, _, _ = await self._driver.execute_query(
+                "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS v",
+                database_=self._database,
+            )
+        version = records[0]["v"] if records else ""
+        if too_old(version):
+            raise NotConfigured(
+                f"Neo4j {version} is too old: graphsvc needs Neo4j {MIN_NEO4J} or later (vector search "
+                "filtered by graph, Cypher 25); upgrade the server (README: Run it)"
+            )
 
     async def ping(self, timeout_s: float = 3) -> bool:
         try:
@@ -186,6 +210,16 @@ class Transaction:
         with self._store.timed(name):
             result = await self._tx.run(statement.text, params)
             return [_row(record) async for record in result]
+
+
+def too_old(version: str) -> bool:
+    """A Neo4j version ("5.26.31", "2026.09.0", "2026.09-aura") older than MIN_NEO4J, or none."""
+
+    def year_month(text: str) -> tuple[int, int]:
+        found = re.match(r"(\d+)\.(\d+)", text)
+        return (int(found[1]), int(found[2])) if found else (0, 0)
+
+    return year_month(version) < year_month(MIN_NEO4J)
 
 
 def _row(record: neo4j.Record) -> Row:
