@@ -39,6 +39,7 @@ from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof, unpack_p
 from graphsvc.domain.models import AnchorResult, GraphInput, IdInput, VerifyResult
 from graphsvc.domain.proof import AnchorRecord, Forgotten, ProofBundle
 from graphsvc.errors import ChainUnavailable, Conflict, GraphsvcError, NotFound
+from graphsvc.services.links import link_of
 from graphsvc.services.ports import Row, Store
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,9 @@ class Chain(Protocol):
     async def chain_id(self) -> int: ...
     async def pending_nonce(self) -> int: ...
     async def mined_nonce(self) -> int: ...
-    async def sign_anchor(self, root: str, batch_seq: int, leaf_count: int, nonce: int) -> SignedAnchor: ...
+    async def sign_anchor(
+        self, root: str, batch_seq: int, leaf_count: int, nonce: int, *, graph_tag: str, prev_root: str
+    ) -> SignedAnchor: ...
     async def broadcast(self, raw: str) -> None: ...
     async def inclusion(self, tx_hash: str, root: str) -> Inclusion | None: ...
     async def anchor_of(self, root: str, block: str | int = "finalized") -> OnChainAnchor | None: ...
@@ -270,6 +273,7 @@ class AnchoringService:
             ids = pending["ids"]
             if not ids:
                 return None
+            link = await link_of(tx, graph, self._require_chain().address)
             leaves = [
                 memory_leaf(i, bytes.fromhex(h[2:])) for i, h in zip(ids, pending["hashes"], strict=True)
             ]
@@ -284,6 +288,7 @@ class AnchoringService:
                 ids=ids,
                 proofs=[pack_proof(tree.proof(leaf)) for leaf in leaves],
                 now=format_timestamp(datetime.now(UTC)),
+                **link,
             )
             if not rows or rows[0]["sealed"] != len(ids):
                 raise Conflict("the anchoring lease was lost or the pending set changed; nothing was sealed")
@@ -293,6 +298,7 @@ class AnchoringService:
                 "seq": rows[0]["seq"],
                 "count": len(ids),
                 "status": "SEALED",
+                **link,
             }
 
         return await self._store.write_transaction(work, bounded=False)  # up to MAX_BATCH members
@@ -326,8 +332,16 @@ class AnchoringService:
 
     async def _sign(self, batch: Sealed, fence: int) -> Sent:
         chain = self._require_chain()
+        if "graphTag" not in batch or "prevRoot" not in batch:  # sealed before chained roots
+            link = await self._store.write_transaction(lambda tx: link_of(tx, batch["graph"], chain.address))
+            batch = await self._update(batch, fence, "SEALED", **link)
         signed = await chain.sign_anchor(
-            batch["root"], batch["seq"], batch["count"], await chain.pending_nonce()
+            batch["root"],
+            batch["seq"],
+            batch["count"],
+            await chain.pending_nonce(),
+            graph_tag=batch.get("graphTag", ""),
+            prev_root=batch.get("prevRoot", ""),
         )
         return await self._update(
             batch,
