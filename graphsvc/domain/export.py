@@ -19,15 +19,40 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+)
 
+from graphsvc.domain.models import PROP_KEY, Graph, Label, RelType
 from graphsvc.domain.proof import Address, Count, Hex32
 
 EXPORT_FORMAT = "graphsvc.export/v1"
 MemoryId = Annotated[str, Field(min_length=1, max_length=300)]
 Position = Annotated[int, Field(ge=1, le=2**53, strict=True)]
 Instant = Annotated[str, Field(max_length=64)]
-Props = dict[str, Any]  # stored properties outside the hashed envelope (contentKey, title, ...)
+# Stored properties outside the hashed envelope (contentKey, title, ...): what a Neo4j property holds.
+PropValue = (
+    StrictStr | StrictBool | StrictInt | StrictFloat | list[StrictStr] | list[StrictInt] | list[StrictFloat]
+)
+Props = dict[Annotated[str, Field(pattern=PROP_KEY)], PropValue]
+
+
+# An edge of a memory: to an entity (MENTIONS, REINFORCES, ...) or a memory (SUPERSEDES); never a batch.
+def _not_in_batch(rel: str) -> str:
+    if rel == "IN_BATCH":
+        raise ValueError("a memory's batch is its `batch`, not an edge")
+    return rel
+
+
+EdgeRel = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$"), AfterValidator(_not_in_batch)]
 
 
 class _Line(BaseModel):
@@ -45,7 +70,7 @@ class Counts(_Line):
 class Header(_Line):
     type: Literal["header"] = "header"
     format: Literal["graphsvc.export/v1"] = EXPORT_FORMAT
-    graph: str = Field(min_length=1, max_length=200)
+    graph: Graph
     graphTag: Hex32 | None = Field(
         description="The graph's tag in the contract's lists (null: never chained)"
     )
@@ -78,7 +103,7 @@ class BatchLine(_Line):
 class EntityLine(_Line):
     type: Literal["entity"] = "entity"
     id: str = Field(min_length=1, max_length=400)
-    label: str = Field(min_length=1, max_length=100)
+    label: Label
     name: str = Field(max_length=400)
     props: Props = Field(default_factory=Props)
 
@@ -86,7 +111,7 @@ class EntityLine(_Line):
 class RelationLine(_Line):
     type: Literal["relation"] = "relation"
     id: str | None = Field(max_length=100, description="The edge id (null for edges made before ids)")
-    rel: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=100)
+    rel: RelType
     from_: str = Field(alias="from", max_length=400)
     to: str = Field(max_length=400)
     props: Props = Field(default_factory=Props)
@@ -95,9 +120,24 @@ class RelationLine(_Line):
 
 
 class Edge(_Line):
-    rel: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=100)
+    rel: EdgeRel
     to: str = Field(max_length=400)
     id: str | None = Field(max_length=100)
+
+
+class Envelope(_Line):
+    """The shape of a memory's hashed envelope (domain/hashing.py), checked before an import."""
+
+    schema_: Literal["graphsvc.memory/v1", "graphsvc.memory/v2"] = Field(alias="schema")
+    id: MemoryId
+    graph: Graph
+    text: str = Field(max_length=100_000)
+    tags: list[Annotated[str, Field(max_length=200)]] = Field(max_length=10_000)
+    entities: list[Annotated[str, Field(max_length=400)]] = Field(max_length=10_000)
+    createdAt: Instant
+    supersedes: list[MemoryId] | None = Field(default=None, max_length=10_000)
+    validFrom: Instant | None = None
+    validTo: Instant | None = None
 
 
 class MemoryLine(_Line):

@@ -37,9 +37,22 @@ COUNTED = ("batches", "entities", "relations", "memories", "tombstones")
 # Memory properties an export does not carry as `props`: the envelope's own, the derived window
 # (rebuilt on import from the remember order) and the embedding (recomputed where embeddings are on).
 NOT_PROPS = [
-    "id", "graph", "text", "tags", "hash", "createdAt", "seq", "supersedes", "validFrom", "validTo",
-    "window", "embedding", "embedClaim", "embedClaimUntil", "embedLock",
-]  # fmt: skip
+    "id",
+    "graph",
+    "text",
+    "tags",
+    "hash",
+    "createdAt",
+    "seq",
+    "supersedes",
+    "validFrom",
+    "validTo",
+    "window",
+    "embedding",
+    "embedClaim",
+    "embedClaimUntil",
+    "embedLock",
+]
 Progress = Callable[[int, int], None]  # (memories written, memories in all)
 
 
@@ -168,9 +181,13 @@ class Exporter:
                 t = row["tombstone"]
                 if row["batch"] is not None and t["forgottenAt"] <= exported_at:
                     line = TombstoneLine(
-                        id=t["id"], hash=t["hash"], seq=t["seq"], forgottenAt=t["forgottenAt"],
-                        batch=row["batch"], proof=_hexes(row["proof"]),
-                    )  # fmt: skip
+                        id=t["id"],
+                        hash=t["hash"],
+                        seq=t["seq"],
+                        forgottenAt=t["forgottenAt"],
+                        batch=row["batch"],
+                        proof=_hexes(row["proof"]),
+                    )
                     yield self._emit(line, "tombstones")
             after = rows[-1]["tombstone"]["id"]
 

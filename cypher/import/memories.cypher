@@ -1,0 +1,30 @@
+// mode: write
+// params: graph, rows
+// A page of an export's memories (`rows`: id, `memory` properties, `pending`, `batch` root and packed
+// `proof`, `edges`: rel, to, id), merged by id so a resumed import writes nothing twice. A memory of
+// no batch waits (:Pending) for this server's next anchor. An edge goes to an entity, else to a
+// memory of the graph (SUPERSEDES: an earlier one, so already written).
+UNWIND $rows AS row
+MERGE (m:Memory {graph: $graph, id: row.id})
+SET m += row.memory
+WITH m, row
+CALL (m, row) {
+  WITH * WHERE row.pending
+  SET m:Pending
+}
+CALL (m, row) {
+  WITH * WHERE row.batch IS NOT NULL
+  MATCH (b:Batch {root: row.batch})
+  MERGE (m)-[ib:IN_BATCH]->(b)
+  SET ib.proof = row.proof
+}
+CALL (m, row) {
+  UNWIND row.edges AS edge
+  OPTIONAL MATCH (e:Entity {graph: $graph, id: edge.to})
+  OPTIONAL MATCH (p:Memory {graph: $graph, id: edge.to})
+  WITH m, edge, coalesce(e, p) AS target
+  WHERE target IS NOT NULL
+  MERGE (m)-[r:$(edge.rel)]->(target)
+  ON CREATE SET r.id = edge.id
+}
+RETURN count(m) AS written
