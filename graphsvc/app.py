@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from importlib.metadata import version
 from typing import Literal
@@ -31,9 +32,11 @@ from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.mcpserver.server import create_mcp_server, transport_security
 from graphsvc.metrics import CONTENT_TYPE, Metrics
 from graphsvc.rest import edge, observe, routes
+from graphsvc.rest import export as rest_export
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.export import Exporter
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, Observer, create_driver
@@ -287,6 +290,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.access = services.access
     app.state.locus = services.locus
     routes.install(app)
+    chain = settings.chain
+    app.state.exporter = partial(
+        Exporter,
+        services.store,
+        chain_id=chain.chain_id if chain.configured else None,
+        contract=chain.contract if chain.configured else None,
+    )
+    rest_export.install(app)
     edge.install(app)
 
     @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)

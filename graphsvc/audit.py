@@ -73,11 +73,7 @@ class AuditReport:
 
 class _Chain:
     def __init__(self, rpc: RpcCall, address: str):
-        self._rpc, self.address, self.calls = rpc, address, 0
-
-    def call(self, method: str, *params: object) -> object:
-        self.calls += 1
-        return self._rpc(method, *params)
+        self.call, self.address = rpc, address
 
     def _eth_call(self, selector: bytes, word: str) -> bytes:
         data = "0x" + (selector + encode(["bytes32"], [bytes.fromhex(word[2:])])).hex()
@@ -118,18 +114,32 @@ def audit(lines: Iterable[bytes], rpc: RpcCall | None, contract: str | None = No
     report = AuditReport(check_lines(lines))
     header = report.checked.header
     if rpc is not None and header is not None:
+        calls = 0
+
+        def counted(method: str, *params: object) -> object:
+            nonlocal calls
+            calls += 1
+            return rpc(method, *params)
+
         try:
-            chain = _connect(report, rpc, contract)
+            chain = _connect(report, counted, contract)
             if chain is not None:
                 _roots(report, chain)
-                report.rpc_calls = chain.calls
         except RpcError as e:
             report.unreachable = str(e)
+        report.rpc_calls = calls
     report.seconds = time.monotonic() - started
     return report
 
 
 def _connect(report: AuditReport, rpc: RpcCall, pinned: str | None) -> _Chain | None:
+    chain = _connected(report, rpc, pinned)
+    if chain is None and report.chain_findings:
+        report.checks.append(("chain", False, report.chain_findings[-1].text))
+    return chain
+
+
+def _connected(report: AuditReport, rpc: RpcCall, pinned: str | None) -> _Chain | None:
     header = report.checked.header
     assert header is not None
     if header.chainId is None or header.contract is None:
@@ -138,7 +148,11 @@ def _connect(report: AuditReport, rpc: RpcCall, pinned: str | None) -> _Chain | 
                 Finding(1, "chain", "the header names no chain or contract, yet the export has batches")
             )
         return None
-    served = int(str(rpc("eth_chainId")), 16)
+    answer = rpc("eth_chainId")
+    try:
+        served = int(str(answer), 16)
+    except ValueError as e:
+        raise RpcError("the RPC answered a chain id that is not a quantity") from e
     if served != header.chainId:
         report.chain_findings.append(
             Finding(1, "chain", f"the RPC serves chain {served}; the export is of chain {header.chainId}")

@@ -89,16 +89,22 @@ class Exporter:
             self._counts[kind] += 1
         return data
 
+    @property
+    def lines_written(self) -> int:
+        return self._lines + 1  # and the trailer
+
     async def lines(self) -> AsyncIterator[bytes]:
         """Raises:
         NotFound: the graph holds nothing.
         Conflict: a batch of the graph is not on chain yet.
         """
-        header = await self._header()
-        yield self._emit(header)
         batches = [
             BatchLine(**row["batch"]) for row in await self._store.run("export/batches", graph=self.graph)
         ]
+        if batches:  # the chain the batches were anchored on, whatever this server is configured with
+            self._chain_id, self._contract = batches[-1].chainId, batches[-1].contract
+        header = await self._header()
+        yield self._emit(header)
         on_chain = {b.root for b in batches}
         for batch in batches:
             yield self._emit(batch, "batches")
