@@ -282,31 +282,45 @@ def _complete(report: AuditReport, chain: _Chain, links: dict[str, OnChain]) -> 
     report.checks.append(("complete", ok, text))
 
 
+def _check(key: str, rules: set[str], failing: set[str], held: str, broken: str) -> tuple[str, bool, str]:
+    ok = not rules & failing
+    return key, ok, held if ok else broken
+
+
 def render(report: AuditReport) -> str:
     """The checklist, ✓ / ✗ / · (not checked), the verdict first, then every problem by line."""
     c, header = report.checked, report.checked.header
     graph = inert(header.graph) if header else "?"
+    rules = c.rules()
+    last = header.lastSeq if header else 0
     file_checks = [
-        (
+        _check(
             "lines",
-            not c.rules()
-            & {"json", "schema", "order", "duplicate", "truncated", "trailer", "graph", "chain"},
+            rules,
+            {"json", "schema", "order", "duplicate", "truncated", "trailer", "graph", "chain"},
             f"{c.lines:,} lines read: records in order, unique, trailer digest and counts match",
+            f"{c.lines:,} lines read: a record is unreadable, out of order, repeated or not counted",
         ),
-        (
+        _check(
             "hashes",
-            not c.rules() & {"hash"},
+            rules,
+            {"hash"},
             f"{c.hashed:,} of {plural(c.memories, 'memory', 'memories')} hash to their envelopes",
+            f"{c.memories - c.hashed:,} of {plural(c.memories, 'memory', 'memories')} do not hash to their envelopes",
         ),
-        (
+        _check(
             "proofs",
-            not c.rules() & {"proof", "batch", "members", "link"},
+            rules,
+            {"proof", "batch", "members", "link"},
             f"{c.proofs:,} proofs (memories and tombstones) fold to their batch roots; each batch holds its leaf count",
+            "a proof does not fold, or a batch does not hold its leaf count of members",
         ),
-        (
+        _check(
             "positions",
-            not c.rules() & {"position"},
-            f"positions 1..{header.lastSeq if header else 0:,}: each a memory, a tombstone or a forget record",
+            rules,
+            {"position"},
+            f"positions 1..{last:,}: each a memory, a tombstone or a forget record",
+            f"{c.positions_missing:,} of positions 1..{last:,} hold no memory, tombstone or forget record",
         ),
     ]
     checks = file_checks + report.checks

@@ -215,3 +215,69 @@ async def test_an_audit_that_cannot_reach_the_chain_says_so_with_its_own_exit_st
     assert "\u202e" not in audit.render(report)
     truncated = audit.audit(lines[:-2], None)
     assert {f.rule for f in truncated.findings} >= {"truncated"} and truncated.exit_code == 1
+
+
+async def test_an_import_cut_short_resumes_when_run_again_and_writes_nothing_twice(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    await _fill(memory, anchoring, graph)
+    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    before = await count_nodes(store, graph)
+    await _wipe(store, graph)
+    passes = 0
+
+    def cut_in_the_second_pass() -> Iterator[bytes]:
+        nonlocal passes
+        passes += 1
+        for n, line in enumerate(lines):
+            if passes == 2 and n == len(lines) - 4:
+                raise OSError("the disk went away")
+            yield line
+
+    with pytest.raises(OSError):
+        await _importer(store, settings, memory).run(cut_in_the_second_pass)
+    assert 0 < await count_nodes(store, graph) < before
+    done = await _importer(store, settings, memory).run(_opener(lines))
+    assert done.resumed and await count_nodes(store, graph) == before
+    assert _records(await _export(store, settings, graph, tmp_path / "again.jsonl")) == _records(lines)
+
+
+async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damaged_export(
+    server_url: str,
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import httpx
+
+    from graphsvc.cli import main
+
+    await _fill(memory, anchoring, graph)
+    async with httpx.AsyncClient(base_url=server_url, timeout=60) as http:
+        answer = await http.get("/v1/export", params={"graph": graph})
+        missing = await http.get("/v1/export", params={"graph": graph + "-none"})
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/x-ndjson")
+    assert missing.status_code == 404
+    path = tmp_path / "rest.jsonl"
+    path.write_bytes(answer.content)
+    assert settings.chain.rpc_url
+    assert main(["audit", str(path), "--rpc", settings.chain.rpc_url]) == 0
+    good = capsys.readouterr().out
+    lines = path.read_bytes().splitlines(keepends=True)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(
+        b"".join(line for line in lines if b'"seq":4,' not in line or b'"memory"' not in line)
+    )
+    assert main(["audit", str(damaged), "--rpc", settings.chain.rpc_url]) == 1
+    bad = capsys.readouterr().out
+    print(f"\n{good}\n{bad}")
+    assert good.startswith("✓ Audited") and bad.startswith("✗ Not audited") and "position 4 " in bad

@@ -7,8 +7,8 @@
 MERGE (s:GraphState {name: $graph})
 SET s.lock = true
 REMOVE s.lock
-WITH s
-WHERE s.importing = $digest
+WITH s, coalesce(s.importing = $digest, false) AS resumed
+WHERE resumed
    OR (s.importing IS NULL AND coalesce(s.seq, 0) = 0
        AND NOT EXISTS { MATCH (:Memory {graph: $graph}) }
        AND NOT EXISTS { MATCH (:Tombstone {graph: $graph}) }
@@ -18,4 +18,4 @@ SET s.importing = $digest,
     s.seq = CASE WHEN coalesce(s.seq, 0) > $lastSeq THEN s.seq ELSE $lastSeq END,
     s.graphTag = $graphTag,
     s.forgottenSeqs = $forgotten
-RETURN s.name AS graph
+RETURN resumed

@@ -46,6 +46,7 @@ from graphsvc.domain.export import (
 )
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.merkle import memory_leaf, verify
+from graphsvc.domain.render import plural
 
 MAX_LINE = 8_000_000
 MAX_POSITIONS = 1_000_000_000  # a bitmap of this many positions is 125 MB
@@ -350,7 +351,7 @@ class _Pass:
                 number,
                 "trailer",
                 f"the trailer counts {said.batches} batches, {said.memories} memories, "
-                f"{said.tombstones} tombstones, {said.entities} entities; the file holds {found[0]}, "
+                f"{plural(said.tombstones, 'tombstone', 'tombstones')}, {said.entities} entities; the file holds {found[0]}, "
                 f"{found[1]}, {found[2]}, {found[3]}",
             )
 
@@ -365,7 +366,7 @@ class _Pass:
                 self._find(
                     seen.line,
                     "members",
-                    f"batch {seen.batch.root} holds {seen.batch.count} leaves; "
+                    f"batch {seen.batch.root} holds {plural(seen.batch.count, 'leaf', 'leaves')}; "
                     f"the export has {seen.members} of its members (memories and tombstones)",
                 )
         if out.header is not None and out.header.lastSeq <= MAX_POSITIONS:

@@ -118,8 +118,8 @@ class ExportImporter:
         checked = self.check(open_lines(), graph)
         header, trailer = checked.header, checked.trailer
         assert header is not None and trailer is not None
-        await self._begin(header, trailer.sha256, list(checked.batches))
-        writer = _Writer(self._store, header.graph, self._page, header.counts.memories, progress)
+        resumed = await self._begin(header, trailer.sha256, list(checked.batches))
+        writer = _Writer(self._store, header.graph, self._page, trailer.counts.memories, progress)
         for number, raw in read_lines(open_lines()):
             await writer.add(number, LINE.validate_json(raw))
         await writer.flush(final=True)
@@ -133,10 +133,11 @@ class ExportImporter:
             checked.tombstones,
             len(checked.batches),
             checked.entities,
-            writer.resumed,
+            resumed,
         )
 
-    async def _begin(self, header: Header, digest: str, roots: list[str]) -> None:
+    async def _begin(self, header: Header, digest: str, roots: list[str]) -> bool:
+        """Start or resume the import; True when resuming one of this file cut short."""
         [taken] = await self._store.run("import/roots_taken", graph=header.graph, roots=roots)
         if taken["taken"]:
             raise Conflict(f"batch {taken['taken'][0]} of the export is held by another graph of this server")
@@ -152,6 +153,7 @@ class ExportImporter:
             raise Conflict(
                 f"graph {header.graph!r} is not empty: an export is imported into an empty graph only"
             )
+        return bool(rows[0]["resumed"])
 
 
 class _Writer:
@@ -166,7 +168,6 @@ class _Writer:
         self._memories: list[MemoryLine] = []
         self._before: list[str] = []  # texts of the WINDOW memories before the buffered ones
         self.written = 0
-        self.resumed = False
 
     async def add(self, number: int, record: Any) -> None:
         match record:
@@ -191,9 +192,9 @@ class _Writer:
                 )
             case _:
                 pass
-        for kind, rows in self._rows.items():
-            if len(rows) >= self._page:
-                await self._flush_kind(kind)
+        if any(len(rows) >= self._page for rows in self._rows.values()):
+            # in file order: a relation's entity, a tombstone's batch are written before it
+            await self._flush_kind("batches", "entities", "relations", "tombstones")
 
     async def _flush_kind(self, *kinds: str) -> None:
         for kind in kinds:
