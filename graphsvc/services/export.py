@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from graphsvc.domain.anchor import UNFINISHED
 from graphsvc.domain.export import (
     BatchLine,
     Counts,
@@ -53,6 +52,7 @@ NOT_PROPS = [
     "embedClaimUntil",
     "embedLock",
 ]
+NOT_ON_CHAIN = ["SEALED", "SIGNED", "SUBMITTED"]  # an INCLUDED batch is on chain, final in seconds
 Progress = Callable[[int, int], None]  # (memories written, memories in all)
 
 
@@ -117,7 +117,7 @@ class Exporter:
         yield dump(Trailer(lines=self._lines, sha256=self._digest.hexdigest(), counts=Counts(**self._counts)))
 
     async def _header(self) -> Header:
-        [row] = await self._store.run("export/header", graph=self.graph, unfinished=list(UNFINISHED))
+        [row] = await self._store.run("export/header", graph=self.graph, unfinished=NOT_ON_CHAIN)
         if row["memories"] == 0 and row["tombstones"] == 0 and row["entities"] == 0:
             raise NotFound(f"graph {self.graph!r} holds nothing to export")
         if row["unfinished"]:
