@@ -281,3 +281,29 @@ async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damaged_e
     bad = capsys.readouterr().out
     print(f"\n{good}\n{bad}")
     assert good.startswith("✓ Audited") and bad.startswith("✗ Not audited") and "position 4 " in bad
+
+
+async def test_a_batch_sealed_before_chained_roots_gets_its_link_when_it_is_signed(
+    store: GraphStore, memory: MemoryService, anchoring: AnchoringService, graph: str
+) -> None:
+    await memory.remember(RememberInput(text="first", graph=graph))
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    await memory.remember(RememberInput(text="sealed by an older version", graph=graph))
+    fence = await anchoring.acquire()
+    sealed = await anchoring.seal(graph, fence)
+    assert sealed is not None
+    await store._driver.execute_query(
+        "MATCH (b:Batch {root: $root}) REMOVE b.graphTag, b.prevRoot",
+        root=sealed["root"],
+        database_=store._database,
+    )
+    await anchoring.release()
+    result = await anchoring.anchor_now(GraphInput(graph=graph))  # finishes the unlinked batch first
+    assert result.status == "anchored" and result.root == sealed["root"]
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (b:Batch {graph: $g}) RETURN b.root AS root, b.prevRoot AS prev, b.graphTag AS tag ORDER BY b.seq",
+        g=graph,
+        database_=store._database,
+    )
+    first, second = records
+    assert second["prev"] == first["root"] and second["tag"] == first["tag"] is not None
