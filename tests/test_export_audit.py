@@ -307,3 +307,34 @@ async def test_a_batch_sealed_before_chained_roots_gets_its_link_when_it_is_sign
     )
     first, second = records
     assert second["prev"] == first["root"] and second["tag"] == first["tag"] is not None
+
+
+def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
+    settings: Settings, graph: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from graphsvc import cli_export
+    from graphsvc.app import Services
+    from graphsvc.cli import main
+
+    async def fill(services: Services) -> None:
+        await services.memory.remember(RememberInput(text="moved by the CLI", entities=[MON], graph=graph))
+        await services.anchoring.anchor_now(GraphInput(graph=graph))
+
+    cli_export._run(settings, fill)
+    out = tmp_path / "cli.jsonl"
+    assert cli_export.cmd_export(argparse.Namespace(graph=graph, out=out), settings) == 0
+    assert not out.with_name("cli.jsonl.partial").exists()
+
+    async def wipe(services: Services) -> None:
+        await _wipe(services.store, graph)
+
+    cli_export._run(settings, wipe)
+    again = argparse.Namespace(file=out, graph=None)
+    assert cli_export.cmd_import_export(again, settings) == 0
+    with pytest.raises(Conflict):  # the graph is no longer empty (`graphsvc` prints it and exits 1)
+        cli_export.cmd_import_export(again, settings)
+    capsys.readouterr()
+    assert settings.chain.rpc_url
+    assert main(["audit", str(out), "--rpc", settings.chain.rpc_url]) == 0
