@@ -69,11 +69,11 @@ async def build(store: GraphStore, chain: AnchorContract, graph: str, count: int
                 graph=graph,
                 last=min(start + batch, count),
             )
-        fence = await anchoring.acquire()
-        sealed = await anchoring.seal(graph, fence)
+        fence = await anchoring.lease.acquire()
+        sealed = await anchoring.batches.seal(graph, fence)
         assert sealed is not None
-        await anchoring.advance(sealed, fence)
-        await anchoring.release()
+        await anchoring.batches.advance(sealed, fence)
+        await anchoring.lease.release()
     await chain.w3.provider.make_request("anvil_mine", ["0x3"])  # type: ignore[arg-type]
 
 
@@ -117,7 +117,9 @@ async def run(count: int, batch: int, neo4j_uri: str, password: str, rpc_url: st
         if records[0]["gone"] == 0:
             break
     memory = MemoryService(store)
-    importer = ExportImporter(store, chain_id=31337, contract=address, recount=memory.count_terms_again)
+    importer = ExportImporter(
+        store, chain_id=31337, contract=address, written=lambda g: memory.folder.written([g])
+    )
 
     def open_lines():
         with path.open("rb") as f:

@@ -101,7 +101,10 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
 
     async def work(services: Services) -> Any:
         importer = ExportImporter(
-            services.store, chain_id=chain_id, contract=contract, recount=services.memory.count_terms_again
+            services.store,
+            chain_id=chain_id,
+            contract=contract,
+            written=lambda graph: services.memory.folder.written([graph]),
         )
         return await importer.run(_lines(args.file), args.graph, progress)
 

@@ -87,7 +87,11 @@ async def _wipe(store: GraphStore, graph: str) -> None:
 def _importer(store: GraphStore, settings: Settings, memory: MemoryService) -> ExportImporter:
     chain = settings.chain
     return ExportImporter(
-        store, chain_id=chain.chain_id, contract=chain.contract, recount=memory.count_terms_again, page=2
+        store,
+        chain_id=chain.chain_id,
+        contract=chain.contract,
+        written=lambda g: memory.folder.written([g]),
+        page=2,
     )
 
 
@@ -289,15 +293,15 @@ async def test_a_batch_sealed_before_chained_roots_gets_its_link_when_it_is_sign
     await memory.remember(RememberInput(text="first", graph=graph))
     await anchoring.anchor_now(GraphInput(graph=graph))
     await memory.remember(RememberInput(text="sealed by an older version", graph=graph))
-    fence = await anchoring.acquire()
-    sealed = await anchoring.seal(graph, fence)
+    fence = await anchoring.lease.acquire()
+    sealed = await anchoring.batches.seal(graph, fence)
     assert sealed is not None
     await store._driver.execute_query(
         "MATCH (b:Batch {root: $root}) REMOVE b.graphTag, b.prevRoot",
         root=sealed["root"],
         database_=store._database,
     )
-    await anchoring.release()
+    await anchoring.lease.release()
     result = await anchoring.anchor_now(GraphInput(graph=graph))  # finishes the unlinked batch first
     assert result.status == "anchored" and result.root == sealed["root"]
     records, _, _ = await store._driver.execute_query(

@@ -8,18 +8,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import StreamingResponse
 
-from graphsvc.rest.routes import GraphQuery, Who, errors
+from graphsvc.http import scope
+from graphsvc.rest.routes import Bearer, Caller, GraphHeader, GraphQuery, errors
+from graphsvc.services.access import AccessService
 from graphsvc.services.export import Exporter
 
-router = APIRouter(tags=["graph"])
 ExporterOf = Callable[[str], Exporter]
-
-
-async def _exporter(request: Request) -> ExporterOf:
-    return request.app.state.exporter
-
-
-Exporters = Annotated[ExporterOf, Depends(_exporter)]
 NDJSON = "application/x-ndjson"
 RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
@@ -31,19 +25,35 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/export", operation_id="export_graph", response_class=StreamingResponse, responses=RESPONSES)
-async def export_graph(exporters: Exporters, who: Who, graph: GraphQuery = None) -> StreamingResponse:
-    """The whole graph as JSON lines, streamed, for `graphsvc audit` and `graphsvc import-export`."""
-    lines = exporters(who.graph("read", graph)).lines()
-    first = await anext(lines)  # a graph that cannot be exported answers its error before any byte
+def router(exporters: ExporterOf, access: AccessService) -> APIRouter:
+    v1 = APIRouter(prefix="/v1")
 
-    async def body() -> AsyncIterator[bytes]:
-        yield first
-        async for line in lines:
-            yield line
+    async def caller(request: Request, _: Bearer, x_graph_id: GraphHeader = None) -> Caller:
+        return Caller(access, scope.principal(request.scope), x_graph_id)
 
-    return StreamingResponse(body(), media_type=NDJSON)
+    @v1.get(
+        "/export",
+        operation_id="export_graph",
+        tags=["graph"],
+        response_class=StreamingResponse,
+        responses=RESPONSES,
+    )
+    async def export_graph(
+        who: Annotated[Caller, Depends(caller)], graph: GraphQuery = None
+    ) -> StreamingResponse:
+        """The whole graph as JSON lines, streamed, for `graphsvc audit` and `graphsvc import-export`."""
+        lines = exporters(who.graph("read", graph)).lines()
+        first = await anext(lines)  # a graph that cannot be exported answers its error before any byte
+
+        async def body() -> AsyncIterator[bytes]:
+            yield first
+            async for line in lines:
+                yield line
+
+        return StreamingResponse(body(), media_type=NDJSON)
+
+    return v1
 
 
-def install(app: FastAPI) -> None:
-    app.include_router(router, prefix="/v1")
+def install(app: FastAPI, exporters: ExporterOf, access: AccessService) -> None:
+    app.include_router(router(exporters, access))

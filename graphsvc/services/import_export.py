@@ -5,13 +5,13 @@ Two passes over the file. The first checks every line (domain/export_check.py) a
 when any rule fails. The second writes page by page, each record merged by its id: an import cut short
 and run again with the same file resumes (the graph's GraphState carries the file's digest while the
 import runs) and never writes a record twice; any other non-empty graph is refused. Windows (the
-neighbouring texts recall scores) are rebuilt from the remember order; term statistics are counted
-once at the end.
+neighbouring texts recall scores) are rebuilt from the remember order; term statistics are added
+page by page, with the memories a page creates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +27,9 @@ from graphsvc.domain.export import (
 from graphsvc.domain.export_check import Checked, Finding, check_lines, read_lines
 from graphsvc.domain.merkle import pack_proof
 from graphsvc.errors import Conflict, InvalidInput
-from graphsvc.services.memory import WINDOW
-from graphsvc.services.ports import Store
+from graphsvc.services.ports import Reader, Store
+from graphsvc.services.ranking import WINDOW
+from graphsvc.services.term_stats import as_delta, fields_of, tally
 
 PAGE = 500
 Lines = Callable[[], Iterable[bytes]]  # opens the file again for each pass
@@ -66,11 +67,11 @@ class ExportImporter:
         *,
         chain_id: int | None,
         contract: str | None,
-        recount: Callable[[str], Awaitable[None]] | None = None,
+        written: Callable[[str], None] | None = None,
         page: int = PAGE,
     ):
         self._store, self._chain_id, self._contract = store, chain_id, contract
-        self._recount, self._page = recount, page
+        self._written, self._page = written, page
 
     def check(self, lines: Iterable[bytes], graph: str | None) -> Checked:
         """The first pass: every rule of the file, this server's chain, and the graph asked for.
@@ -125,8 +126,8 @@ class ExportImporter:
         await writer.flush(final=True)
         top = max((s.batch.seq for s in checked.batches.values()), default=0)
         await self._store.run("import/finish", graph=header.graph, digest=trailer.sha256, batchSeq=top)
-        if self._recount is not None:
-            await self._recount(header.graph)
+        if self._written is not None:  # the term folder folds the graph's new statistics
+            self._written(header.graph)
         return Imported(
             header.graph,
             checked.memories,
@@ -209,6 +210,17 @@ class _Writer:
             await self._write_memories(final=True)
         await self._flush_kind("tombstones")
 
+    async def _memories_and_terms(self, tx: Reader, rows: list[dict[str, Any]]) -> None:
+        """A page of memories and, for those this transaction creates (not a resumed import's), what
+        they add to the graph's term statistics: both or neither."""
+        [known] = await tx.run("memory/known_ids", graph=self._graph, ids=[r["id"] for r in rows])
+        old = set(known["ids"])
+        await tx.run("import/memories", graph=self._graph, rows=rows)
+        new = [r["memory"] for r in rows if r["id"] not in old]
+        if new:
+            changes = [c for m in new for c in fields_of(m["text"], m["window"], m.get("tags") or [], 1)]
+            await tx.run("import/term_delta", delta=as_delta(self._graph, tally(changes)))
+
     async def _write_memories(self, final: bool) -> None:
         """Write the buffered memories whose windows are known (all of them at the end)."""
         texts = self._before + [str(m.envelope["text"]) for m in self._memories]
@@ -218,7 +230,7 @@ class _Writer:
             _memory_row(m, "\n".join(texts[max(0, start + i - WINDOW) : start + i + WINDOW + 1]))
             for i, m in enumerate(self._memories[:n])
         ]
-        await self._store.run("import/memories", graph=self._graph, rows=rows)
+        await self._store.write_transaction(lambda tx: self._memories_and_terms(tx, rows), bounded=False)
         self._before = texts[max(0, start + n - WINDOW) : start + n]
         self._memories = self._memories[n:]
         self.written += n
