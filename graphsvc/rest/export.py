@@ -1,6 +1,6 @@
 """GET /v1/export: the caller's graph as graphsvc.export/v1 JSON lines, streamed (services/export.py)."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: FastAPI reads the endpoint's annotations, which name a local.
 
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
