@@ -312,7 +312,8 @@ def render(report: AuditReport) -> str:
             "proofs",
             rules,
             {"proof", "batch", "members", "link"},
-            f"{c.proofs:,} proofs (memories and tombstones) fold to their batch roots; each batch holds its leaf count",
+            f"{plural(c.proofs, 'proof', 'proofs')} (memories and tombstones) fold to their batch roots; "
+            "each batch holds its leaf count",
             "a proof does not fold, or a batch does not hold its leaf count of members",
         ),
         _check(
