@@ -30,11 +30,13 @@ from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.http import edge, observe
 from graphsvc.mcpserver.server import create_mcp_server, sse_routes, transport_security
 from graphsvc.metrics import CONTENT_TYPE, Metrics
+from graphsvc.rest import export as rest_export
 from graphsvc.rest import routes
 from graphsvc.services import background
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.export import Exporter
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.operations import Backends
@@ -262,6 +264,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     routes.install(app, backends, services.access)
+    chain = settings.chain
+    exporters = partial(
+        Exporter,
+        services.store,
+        chain_id=chain.chain_id if chain.configured else None,
+        contract=chain.contract if chain.configured else None,
+    )
+    rest_export.install(app, exporters, services.access)
     edge.install(app)
 
     @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)

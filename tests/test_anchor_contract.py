@@ -13,6 +13,7 @@ from graphsvc.chain.anchor import AnchorContract
 from graphsvc.devstack.chain import CONTRACTS, DEV_PRIVATE_KEY
 from graphsvc.domain.merkle import MEMORY_LEAF_TYPES, MerkleTree, leaf_hash
 from graphsvc.errors import Conflict
+from graphsvc.services.links import ZERO_ROOT, new_tag
 from tests.conftest import ChainTarget
 
 OTHER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"  # anvil account #1
@@ -40,9 +41,14 @@ def _batch(count: int) -> tuple[MerkleTree, list[tuple[str, str, bytes]]]:
     return MerkleTree.build(leaves), [(m, h, leaf) for (m, h), leaf in zip(members, leaves, strict=True)]
 
 
-async def _anchor(chain: AnchorContract, root: str, count: int, seq: int = 1) -> int:
-    """Anchor `root`; returns the block that includes it."""
-    signed = await chain.sign_anchor(root, seq, count, await chain.pending_nonce())
+def _fresh(**link: str) -> dict[str, str]:
+    """A link as sign_anchor takes it: the given one, else a new graph's first root."""
+    return {"graph_tag": link.get("graph_tag") or new_tag(), "prev_root": link.get("prev_root", ZERO_ROOT)}
+
+
+async def _anchor(chain: AnchorContract, root: str, count: int, seq: int = 1, **link: str) -> int:
+    """Anchor `root` (by default as the first root of a new graph); returns the block that includes it."""
+    signed = await chain.sign_anchor(root, seq, count, await chain.pending_nonce(), **_fresh(**link))
     await chain.broadcast(signed.raw)
     for _ in range(100):  # mined at once or with the next block (0.2 s)
         inclusion = await chain.inclusion(signed.tx_hash, root)
@@ -82,7 +88,7 @@ async def test_a_root_is_anchored_once_and_the_record_is_stored(contract: Anchor
     record = await contract.anchor_of(root, "latest")
     assert record is not None and (record.leaf_count, record.batch_seq) == (3, 7)
     with pytest.raises(Conflict, match="AlreadyAnchored"):
-        await contract.sign_anchor(root, 8, 3, await contract.pending_nonce())
+        await contract.sign_anchor(root, 8, 3, await contract.pending_nonce(), **_fresh())
 
 
 @pytest.mark.parametrize(
@@ -92,7 +98,7 @@ async def test_zero_roots_and_empty_batches_are_refused(
     contract: AnchorContract, root: str, count: int, error: str
 ) -> None:
     with pytest.raises(Conflict, match=error):
-        await contract.sign_anchor(root, 1, count, await contract.pending_nonce())
+        await contract.sign_anchor(root, 1, count, await contract.pending_nonce(), **_fresh())
 
 
 async def test_only_allow_listed_callers_may_anchor(
@@ -101,7 +107,7 @@ async def test_only_allow_listed_callers_may_anchor(
     stranger = AnchorContract(chain_target.rpc_url, contract.address, OTHER_KEY)
     try:
         with pytest.raises(Conflict, match="NotSubmitter"):
-            await stranger.sign_anchor("0x" + "22" * 32, 1, 1, await stranger.pending_nonce())
+            await stranger.sign_anchor("0x" + "22" * 32, 1, 1, await stranger.pending_nonce(), **_fresh())
         allow = contract._contract.functions.setSubmitter(Account.from_key(OTHER_KEY).address, True)
         signed = await contract._sign(await allow.build_transaction({"from": contract.signer.address}))
         await contract.broadcast(signed.raw)
@@ -127,6 +133,35 @@ async def test_a_missing_contract_is_a_configuration_error(chain_target: ChainTa
             await wrong_chain.check()
     finally:
         await wrong_chain.close()
+
+
+async def test_a_graphs_roots_form_one_list_on_chain_that_only_grows(contract: AnchorContract) -> None:
+    tag = new_tag()
+    roots = ["0x" + bytes([i]).hex() * 32 for i in (0x31, 0x32, 0x33)]
+    prev = ZERO_ROOT
+    for seq, root in enumerate(roots, 1):
+        await _anchor(contract, root, 2, seq, graph_tag=tag, prev_root=prev)
+        prev = root
+    assert await contract.last_root_of(tag, "latest") == roots[-1]
+    walked, at = [], roots[-1]
+    while at != ZERO_ROOT:
+        link = await contract.link_of(at, "latest")
+        assert link.graph_tag == tag and link.anchor.leaf_count == 2
+        walked.append((link.position, at))
+        at = link.prev_root
+    assert walked == [(3, roots[2]), (2, roots[1]), (1, roots[0])]
+    # a fork (a prevRoot that is not the last root) and a repeat of the first root are refused
+    for stale in (roots[0], ZERO_ROOT):
+        with pytest.raises(Conflict, match="StaleLink"):
+            await contract.sign_anchor(
+                "0x" + "44" * 32, 4, 1, await contract.pending_nonce(), graph_tag=tag, prev_root=stale
+            )
+    with pytest.raises(Conflict, match="ZeroTag"):
+        await contract.sign_anchor(
+            "0x" + "45" * 32, 4, 1, await contract.pending_nonce(), graph_tag=ZERO_ROOT, prev_root=ZERO_ROOT
+        )
+    unknown = await contract.link_of("0x" + "46" * 32, "latest")
+    assert (unknown.position, unknown.prev_root, unknown.anchor.anchored_at) == (0, ZERO_ROOT, 0)
 
 
 def test_web3_errors_module_is_what_the_adapter_expects() -> None:

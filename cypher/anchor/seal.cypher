@@ -1,7 +1,8 @@
 // mode: write
-// params: owner, fence, graph, root, ids, proofs, now
+// params: owner, fence, graph, root, ids, proofs, now, graphTag, prevRoot
 // SEALED: the batch, its members and their proofs (packed, 32 bytes a step) in one transaction,
 // under the lease. `ids` and `proofs` are parallel lists; a member's index is its position.
+// `graphTag` and `prevRoot` chain the root to the graph's previous one (anchor/link).
 // `title` is the short root ("0x" and 8 hex digits): Neo4j Browser captions a batch by a property,
 // and its style language cannot cut one.
 // The index hint keeps the plan right on a fresh database, whose empty statistics make a label scan
@@ -10,7 +11,8 @@ MATCH (s:AnchorState {id: 'anchoring'})
 WHERE s.owner = $owner AND s.fence = $fence
 SET s.seq = coalesce(s.seq, 0) + 1
 CREATE (b:Batch {graph: $graph, root: $root, title: substring($root, 0, 10), seq: s.seq,
-                 count: size($ids), status: 'SEALED', sealedAt: $now})
+                 count: size($ids), status: 'SEALED', sealedAt: $now, graphTag: $graphTag,
+                 prevRoot: $prevRoot})
 WITH b
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (m:Memory:Pending {graph: $graph, id: $ids[i]})

@@ -33,7 +33,7 @@ from web3 import exceptions as w3err
 from web3.logs import DISCARD
 from web3.types import TxParams
 
-from graphsvc.domain.anchor import Inclusion, OnChainAnchor, SignedAnchor
+from graphsvc.domain.anchor import ChainLink, Inclusion, OnChainAnchor, SignedAnchor
 from graphsvc.errors import ChainUnavailable, Conflict, NotConfigured, public_url
 
 T = TypeVar("T")
@@ -204,13 +204,22 @@ class AnchorContract:
     async def mined_nonce(self) -> int:
         return await self._rpc(lambda: self.w3.eth.get_transaction_count(self.signer.address, "latest"))
 
-    async def sign_anchor(self, root: str, batch_seq: int, leaf_count: int, nonce: int) -> SignedAnchor:
-        """Sign (not send) anchor(root, batchSeq, leafCount).
+    async def sign_anchor(
+        self, root: str, batch_seq: int, leaf_count: int, nonce: int, *, graph_tag: str, prev_root: str
+    ) -> SignedAnchor:
+        """Sign (not send) anchor(root, batchSeq, leafCount, graphTag, prevRoot).
 
         Raises:
-            Conflict: the contract refuses the call (root already anchored, not allow-listed, ...).
+            Conflict: the contract refuses the call (root already anchored, not allow-listed, a
+                prevRoot that is not the tag's last root, ...).
         """
-        call = self._contract.functions.anchor(bytes.fromhex(root[2:]), batch_seq, leaf_count)
+        call = self._contract.functions.anchor(
+            bytes.fromhex(root[2:]),
+            batch_seq,
+            leaf_count,
+            bytes.fromhex(graph_tag[2:]),
+            bytes.fromhex(prev_root[2:]),
+        )
         try:
             tx = await call.build_transaction({"from": self.signer.address, "nonce": nonce, "gas": 1})
             return await self._sign(tx, nonce)
@@ -251,6 +260,16 @@ class AnchorContract:
         if anchored_at == 0:
             return None
         return OnChainAnchor(anchored_at, block_number, leaf_count, batch_seq)
+
+    async def link_of(self, root: str, block: str | int = "finalized") -> ChainLink:
+        """The root's graph tag, previous root, position and anchor record (zeros: not anchored)."""
+        fn = self._contract.functions.linkOf(bytes.fromhex(root[2:]))
+        tag, prev, position, record = await self._rpc(lambda: fn.call(block_identifier=block))
+        return ChainLink("0x" + tag.hex(), "0x" + prev.hex(), position, OnChainAnchor(*record))
+
+    async def last_root_of(self, graph_tag: str, block: str | int = "finalized") -> str:
+        fn = self._contract.functions.lastRootOf(bytes.fromhex(graph_tag[2:]))
+        return "0x" + (await self._rpc(lambda: fn.call(block_identifier=block))).hex()
 
     def _verify_call(self, root: str, memory_id: str, memory_hash: str, proof: list[str]) -> Any:
         return self._contract.functions.verifyMemory(

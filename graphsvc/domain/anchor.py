@@ -9,7 +9,7 @@ sealed batch, or a misspelt key, is a type error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 Status = Literal["SEALED", "SIGNED", "SUBMITTED", "INCLUDED", "FINALIZED"]
 UNFINISHED: tuple[Status, ...] = ("SEALED", "SIGNED", "SUBMITTED", "INCLUDED")
@@ -20,6 +20,9 @@ class _Members(TypedDict):
     root: str  # 0x-hex Merkle root
     seq: int  # the batch's number across every graph, as anchored
     count: int  # members
+    # Chained roots (services/links.py): absent on batches sealed before them.
+    graphTag: NotRequired[str]  # 0x-hex, 32 random bytes of the graph, never its name
+    prevRoot: NotRequired[str]  # the graph's root before this one (zero root for its first)
 
 
 class Sealed(_Members):
@@ -67,6 +70,16 @@ class OnChainAnchor:
     block_number: int
     leaf_count: int
     batch_seq: int
+
+
+@dataclass(frozen=True)
+class ChainLink:
+    """linkOf(root): the root's place in its graph's list on chain (position 0: not anchored)."""
+
+    graph_tag: str
+    prev_root: str
+    position: int
+    anchor: OnChainAnchor
 
 
 def included(batch: Batch | None) -> OnChain | None:

@@ -19,6 +19,7 @@ from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof
 from graphsvc.errors import ChainUnavailable, Conflict
 from graphsvc.services.anchoring.ports import Chain, Clock
+from graphsvc.services.links import link_of
 from graphsvc.services.ports import Store
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ class Batches:
             ids = pending["ids"]
             if not ids:
                 return None
+            link = await link_of(tx, graph, self._chain.address)
             leaves = [
                 memory_leaf(i, bytes.fromhex(h[2:])) for i, h in zip(ids, pending["hashes"], strict=True)
             ]
@@ -111,6 +113,7 @@ class Batches:
                 ids=ids,
                 proofs=[pack_proof(tree.proof(leaf)) for leaf in leaves],
                 now=format_timestamp(self._clock.now()),
+                **link,
             )
             if not rows or rows[0]["sealed"] != len(ids):
                 raise Conflict("the anchoring lease was lost or the pending set changed; nothing was sealed")
@@ -120,6 +123,7 @@ class Batches:
                 "seq": rows[0]["seq"],
                 "count": len(ids),
                 "status": "SEALED",
+                **link,
             }
 
         return await self._store.write_transaction(work, bounded=False)  # up to MAX_BATCH members
@@ -158,8 +162,16 @@ class Batches:
 
     async def _sign(self, batch: Sealed, fence: int) -> Sent:
         chain = self._chain
+        if "graphTag" not in batch or "prevRoot" not in batch:  # sealed before chained roots
+            link = await self._store.write_transaction(lambda tx: link_of(tx, batch["graph"], chain.address))
+            batch = await self._update(batch, fence, "SEALED", **link)
         signed = await chain.sign_anchor(
-            batch["root"], batch["seq"], batch["count"], await chain.pending_nonce()
+            batch["root"],
+            batch["seq"],
+            batch["count"],
+            await chain.pending_nonce(),
+            graph_tag=batch.get("graphTag", ""),
+            prev_root=batch.get("prevRoot", ""),
         )
         return await self._update(
             batch,

@@ -1,0 +1,17 @@
+// mode: read
+// params: graph, after, limit, skip
+// A page of the graph's memories in remember order (keyset: positions after `after`), each with what
+// its envelope is made of, its batch and packed proof, its edges, and its other properties (all but
+// `skip`: the envelope's fields, derived ones and the embedding).
+MATCH (m:Memory {graph: $graph})
+USING INDEX SEEK m:Memory(graph, seq)
+WHERE m.seq > $after
+WITH m
+ORDER BY m.graph, m.seq
+LIMIT $limit
+OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
+RETURN m {.id, .graph, .text, .tags, .createdAt, .hash, .seq, .supersedes, .validFrom, .validTo,
+          entities: [(m)-[:MENTIONS]->(e:Entity) | e.id]} AS memory,
+       b.root AS batch, b.status AS status, ib.proof AS proof,
+       [(m)-[r]->(x) WHERE NOT x:Batch | {rel: type(r), to: x.id, id: r.id}] AS edges,
+       [k IN keys(m) WHERE NOT k IN $skip | [k, m[k]]] AS props

@@ -1,0 +1,11 @@
+// mode: read
+// params: graph, after, limit
+// A page of the graph's tombstones by id (keyset), with their batch and packed proof.
+MATCH (t:Tombstone {graph: $graph})
+USING INDEX SEEK t:Tombstone(graph, id)
+WHERE t.id > $after
+WITH t
+ORDER BY t.graph, t.id
+LIMIT $limit
+OPTIONAL MATCH (t)-[ib:IN_BATCH]->(b:Batch)
+RETURN t {.id, .hash, .seq, .forgottenAt} AS tombstone, b.root AS batch, ib.proof AS proof

@@ -1,0 +1,7 @@
+// mode: write
+// params: graph, rows
+// An export's batches, as the chain holds them: FINALIZED, with their transaction and block.
+UNWIND $rows AS row
+MERGE (b:Batch {root: row.root})
+ON CREATE SET b += row, b.graph = $graph, b.title = substring(row.root, 0, 10), b.status = 'FINALIZED'
+RETURN count(b) AS written

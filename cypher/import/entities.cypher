@@ -1,0 +1,9 @@
+// mode: write
+// params: graph, rows
+// A page of an export's entities (`rows`: id, label, name, props), merged by id so a resumed import
+// writes nothing twice; an entity a relation already named (as its end) gets its label and name here.
+UNWIND $rows AS row
+MERGE (e:Entity {graph: $graph, id: row.id})
+SET e += row.props, e.label = row.label, e.name = row.name
+SET e:$(row.label)
+RETURN count(e) AS written

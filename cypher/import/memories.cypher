@@ -1,0 +1,35 @@
+// mode: write
+// params: graph, rows
+// A page of an export's memories (`rows`: id, `memory` properties, `pending`, `batch` root and packed
+// `proof`, `edges`: rel, to, id), merged by id so a resumed import writes nothing twice. A memory of
+// no batch waits (:Pending) for this server's next anchor. The memories come first and their edges
+// last, so an edge may go to a memory of the same page: to an entity, else to a memory of the graph
+// (SUPERSEDES: an earlier one).
+CALL () {
+  UNWIND $rows AS row
+  MERGE (m:Memory {graph: $graph, id: row.id})
+  SET m += row.memory
+  WITH m, row
+  WHERE row.pending
+  SET m:Pending
+}
+CALL () {
+  UNWIND $rows AS row
+  WITH row WHERE row.batch IS NOT NULL
+  MATCH (m:Memory {graph: $graph, id: row.id})
+  MATCH (b:Batch {root: row.batch})
+  MERGE (m)-[ib:IN_BATCH]->(b)
+  SET ib.proof = row.proof
+}
+CALL () {
+  UNWIND $rows AS row
+  MATCH (m:Memory {graph: $graph, id: row.id})
+  UNWIND row.edges AS edge
+  OPTIONAL MATCH (e:Entity {graph: $graph, id: edge.to})
+  OPTIONAL MATCH (p:Memory {graph: $graph, id: edge.to})
+  WITH m, edge, coalesce(e, p) AS target
+  WHERE target IS NOT NULL
+  MERGE (m)-[r:$(edge.rel)]->(target)
+  ON CREATE SET r.id = edge.id
+}
+RETURN size($rows) AS written

@@ -1,0 +1,198 @@
+"""The export format (`graphsvc.export/v1`): a graph as JSON lines, one record per line, in this order:
+
+    header                 format, graph, graphTag, chain, contract, counts
+    batch      (by seq)    every on-chain batch: root, seq, prevRoot, leaf count, transaction, block
+    entity     (by id)     each followed by its typed relations to other entities (`relation` lines)
+    memory     (by seq)    envelope (what is hashed), hash, position, batch root and Merkle proof,
+                           its edges (MENTIONS, SUPERSEDES, ...) and its other stored properties
+    tombstone  (by id)     a forgotten anchored memory: id, hash, position, batch root and proof
+    trailer                the number of lines before it and the sha256 of their bytes
+
+Everything a third party needs to check the graph against the chain alone (graphsvc audit) and
+everything an empty graph on another server needs to hold it again with the same ids, hashes,
+positions, batches and proofs (graphsvc import-export). The JSON Schema of one line is committed as
+contracts/export.schema.json (a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+)
+
+from graphsvc.domain.models import PROP_KEY, Graph, Label, RelType
+from graphsvc.domain.proof import Address, Count, Hex32
+
+EXPORT_FORMAT = "graphsvc.export/v1"
+MemoryId = Annotated[str, Field(min_length=1, max_length=300)]
+Position = Annotated[int, Field(ge=1, le=2**53, strict=True)]
+Instant = Annotated[str, Field(max_length=64)]
+# Stored properties outside the hashed envelope (contentKey, title, ...): what a Neo4j property holds.
+PropValue = (
+    StrictStr | StrictBool | StrictInt | StrictFloat | list[StrictStr] | list[StrictInt] | list[StrictFloat]
+)
+Props = dict[Annotated[str, Field(pattern=PROP_KEY)], PropValue]
+
+
+# An edge of a memory: to an entity (MENTIONS, REINFORCES, ...) or a memory (SUPERSEDES); never a batch.
+def _not_in_batch(rel: str) -> str:
+    if rel == "IN_BATCH":
+        raise ValueError("a memory's batch is its `batch`, not an edge")
+    return rel
+
+
+EdgeRel = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$"), AfterValidator(_not_in_batch)]
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Counts(_Line):
+    batches: Count
+    entities: Count
+    relations: Count
+    memories: Count
+    tombstones: Count
+
+
+class Header(_Line):
+    type: Literal["header"] = "header"
+    format: Literal["graphsvc.export/v1"] = EXPORT_FORMAT
+    graph: Graph
+    graphTag: Hex32 | None = Field(
+        description="The graph's tag in the contract's lists (null: never chained)"
+    )
+    chainId: Count | None
+    contract: Address | None
+    exportedAt: Instant
+    lastSeq: Annotated[int, Field(ge=0, le=2**53, strict=True)] = Field(
+        description="The graph's last position in its remember order"
+    )
+    forgottenUnanchored: list[Position] = Field(
+        description="Positions of memories forgotten before they were anchored (no tombstone)"
+    )
+    counts: Counts
+
+
+class BatchLine(_Line):
+    type: Literal["batch"] = "batch"
+    root: Hex32
+    seq: Count = Field(description="The batch's number across the source server, as anchored")
+    count: Annotated[int, Field(ge=1, le=2**32 - 1, strict=True)] = Field(description="Leaf count")
+    graphTag: Hex32 | None = Field(description="Null for a batch anchored before chained roots")
+    prevRoot: Hex32 | None
+    chainId: Count
+    contract: Address
+    txHash: Hex32
+    blockNumber: Count
+    anchoredAt: Count = Field(description="Block time, milliseconds since the epoch")
+
+
+class EntityLine(_Line):
+    type: Literal["entity"] = "entity"
+    id: str = Field(min_length=1, max_length=400)
+    label: Label
+    name: str = Field(max_length=400)
+    props: Props = Field(default_factory=Props)
+
+
+class RelationLine(_Line):
+    type: Literal["relation"] = "relation"
+    id: str | None = Field(max_length=100, description="The edge id (null for edges made before ids)")
+    rel: RelType
+    from_: str = Field(alias="from", max_length=400)
+    to: str = Field(max_length=400)
+    props: Props = Field(default_factory=Props)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+
+class Edge(_Line):
+    rel: EdgeRel
+    to: str = Field(max_length=400)
+    id: str | None = Field(max_length=100)
+
+
+class Envelope(_Line):
+    """The shape of a memory's hashed envelope (domain/hashing.py), checked before an import."""
+
+    schema_: Literal["graphsvc.memory/v1", "graphsvc.memory/v2"] = Field(alias="schema")
+    id: MemoryId
+    graph: Graph
+    text: str = Field(max_length=100_000)
+    tags: list[Annotated[str, Field(max_length=200)]] = Field(max_length=10_000)
+    entities: list[Annotated[str, Field(max_length=400)]] = Field(max_length=10_000)
+    createdAt: Instant
+    supersedes: list[MemoryId] | None = Field(default=None, max_length=10_000)
+    validFrom: Instant | None = None
+    validTo: Instant | None = None
+
+
+class MemoryLine(_Line):
+    type: Literal["memory"] = "memory"
+    seq: Position
+    id: MemoryId
+    hash: Hex32
+    envelope: dict[str, Any] = Field(description="The hashed envelope (graphsvc.memory/v1 or v2)")
+    batch: Hex32 | None = Field(description="The root of its batch (null: not anchored yet)")
+    proof: list[Hex32] = Field(max_length=64)
+    edges: list[Edge]
+    props: Props
+
+
+class TombstoneLine(_Line):
+    type: Literal["tombstone"] = "tombstone"
+    id: MemoryId
+    hash: Hex32
+    seq: Position | None = Field(description="Null for a memory forgotten before tombstones kept it")
+    forgottenAt: Instant
+    batch: Hex32
+    proof: list[Hex32] = Field(max_length=64)
+
+
+class Trailer(_Line):
+    type: Literal["trailer"] = "trailer"
+    lines: Count = Field(description="Lines before this one")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the bytes of those lines")
+    counts: Counts = Field(description="The records written (the header's counts are from the start)")
+
+
+Line = Annotated[
+    Header | BatchLine | EntityLine | RelationLine | MemoryLine | TombstoneLine | Trailer,
+    Field(discriminator="type"),
+]
+LINE = TypeAdapter[Line](Line)
+SECTIONS = ("header", "batch", "entity", "memory", "tombstone", "trailer")  # relation: with entity
+
+
+def dump(line: BaseModel) -> bytes:
+    """One line of the file: compact JSON, UTF-8, newline-terminated."""
+    return line.model_dump_json(by_alias=True).encode() + b"\n"
+
+
+def json_schema() -> str:
+    """The committed contracts/export.schema.json: `python -m graphsvc.domain.export > FILE`."""
+    schema = LINE.json_schema(by_alias=True)
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": EXPORT_FORMAT,
+        "title": "graphsvc export v1: one line",
+        **schema,
+    }
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    print(json_schema(), end="")

@@ -1,0 +1,407 @@
+"""What an export proves about itself, from the file alone: one streaming pass, memory bounded by the
+graph's batches, ids and positions (never its texts).
+
+Each problem is a Finding: the line, a rule name and one sentence. The rules:
+
+    json        the line is not UTF-8 JSON (or is longer than MAX_LINE bytes)
+    schema      the line is not a record of graphsvc.export/v1 (contracts/export.schema.json)
+    order       a record out of its section or its order (batches and memories by seq, entities and
+                tombstones by id), or a line after the trailer
+    duplicate   an id, root or position seen before
+    graph       a memory of another graph than the header's
+    chain       a batch of another chain or contract than the header's
+    hash        a memory's envelope does not hash to its hash, or is of another id
+    batch       a memory or tombstone names a batch the export does not list
+    proof       a Merkle proof does not fold the leaf of (id, hash) to its batch's root
+    link        a batch's prevRoot is not the root of the export's batch before it (same graph tag)
+    members     a batch's leaf count differs from the members the export holds of it
+    position    a position of the remember order is neither a memory, a tombstone nor a forget record
+    truncated   no trailer: the file ends early
+    trailer     the trailer's line count, digest or counts differ from the lines before it
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from graphsvc.domain.export import (
+    LINE,
+    SECTIONS,
+    BatchLine,
+    EntityLine,
+    Envelope,
+    Header,
+    Line,
+    MemoryLine,
+    RelationLine,
+    TombstoneLine,
+    Trailer,
+)
+from graphsvc.domain.hashing import envelope_hash
+from graphsvc.domain.merkle import memory_leaf, verify
+from graphsvc.domain.render import plural
+
+MAX_LINE = 8_000_000
+MAX_POSITIONS = 1_000_000_000  # a bitmap of this many positions is 125 MB
+SHOWN = 60  # the longest string from the file a message quotes
+
+
+def inert(value: object, width: int = SHOWN) -> str:
+    """A string from the file as a message may show it: control and format characters (newlines,
+    escapes, bidi overrides) escaped, and cut to `width`."""
+    text = str(value)
+    out: list[str] = []
+    for ch in text[: width + 1]:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or ch == "\\":
+            out.append(ch.encode("unicode_escape").decode("ascii") if ch != "\\" else "\\\\")
+        else:
+            out.append(ch)
+    shown = "".join(out)
+    return shown[:width] + "…" if len(text) > width else shown
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int | None  # None: about the whole file
+    rule: str
+    text: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line is not None else "file"
+        return f"{where}: [{self.rule}] {self.text}"
+
+
+@dataclass
+class BatchSeen:
+    line: int
+    batch: BatchLine
+    members: int = 0
+
+
+@dataclass
+class Checked:
+    """What a pass over the file found, for the chain checks and the report."""
+
+    header: Header | None = None
+    batches: dict[str, BatchSeen] = field(default_factory=dict[str, BatchSeen])
+    findings: list[Finding] = field(default_factory=list[Finding])
+    lines: int = 0
+    memories: int = 0
+    hashed: int = 0  # memories whose envelope hashes to their hash
+    proofs: int = 0  # members whose proof folds to their batch's root
+    anchored: int = 0  # memories in a batch
+    tombstones: int = 0
+    entities: int = 0
+    positions_missing: int = 0
+    trailer: Trailer | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def rules(self) -> set[str]:
+        return {f.rule for f in self.findings}
+
+
+class _Pass:
+    """One pass over the lines; `feed` each, then `finish`."""
+
+    def __init__(self) -> None:
+        self.out = Checked()
+        self._section = -1
+        self._digest = hashlib.sha256()
+        self._last_seq = 0
+        self._last_id = ""
+        self._last_entity = ""
+        self._last_batch_seq = -1
+        self._ids: set[int] = set()
+        self._seen: bytearray = bytearray()
+        self._chained_tail: str | None = None  # root of the last batch on the header's tag
+
+    def _find(self, line: int | None, rule: str, text: str) -> None:
+        self.out.findings.append(Finding(line, rule, text))
+
+    def feed(self, number: int, raw: bytes) -> Line | None:
+        """Check one line; returns the parsed record, or None when it cannot be read."""
+        record = self._parse(number, raw)
+        if record is not None and not isinstance(record, Trailer):
+            self._digest.update(raw)
+        self.out.lines = number
+        if record is None:
+            return None
+        if self.out.trailer is not None:
+            self._find(number, "order", "a line after the trailer")
+            return record
+        self._place(number, record)
+        self._check(number, record)
+        return record
+
+    def _parse(self, number: int, raw: bytes) -> Line | None:
+        if len(raw) > MAX_LINE:
+            self._find(number, "json", f"{len(raw):,} bytes: a line is at most {MAX_LINE:,}")
+            return None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+            self._find(number, "json", f"not UTF-8 JSON ({type(e).__name__})")
+            return None
+        try:
+            return LINE.validate_python(data)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "line"
+            self._find(number, "schema", f"{inert(where)}: {inert(first['msg'])}")
+            return None
+
+    def _place(self, number: int, record: Line) -> None:
+        kind = record.type
+        section = SECTIONS.index("entity" if kind == "relation" else kind)
+        if section < self._section or (kind == "header" and self._section >= 0):
+            self._find(number, "order", f"a {kind} record after the {SECTIONS[self._section]} records")
+        elif self._section < 0 and kind != "header":
+            self._find(number, "order", "the first line is not the header")
+        self._section = max(self._section, section)
+
+    def _check(self, number: int, record: Line) -> None:
+        match record:
+            case Header():
+                self._header(number, record)
+            case BatchLine():
+                self._batch(number, record)
+            case EntityLine():
+                self._entity(number, record)
+            case RelationLine():
+                if record.from_ != self._last_entity:
+                    self._find(
+                        number, "order", f"a relation from {inert(record.from_)!r} under another entity"
+                    )
+            case MemoryLine():
+                self._memory(number, record)
+            case TombstoneLine():
+                self._tombstone(number, record)
+            case Trailer():
+                self._trailer(number, record)
+            case _:
+                pass
+
+    def _header(self, number: int, header: Header) -> None:
+        if self.out.header is not None:
+            self._find(number, "duplicate", "a second header")
+            return
+        self.out.header = header
+        if header.lastSeq > MAX_POSITIONS:
+            self._find(
+                number, "schema", f"lastSeq {header.lastSeq:,} is more than {MAX_POSITIONS:,} positions"
+            )
+            return
+        self._seen = bytearray(header.lastSeq // 8 + 1)
+        for seq in header.forgottenUnanchored:
+            self._position(number, seq, "a forget record")
+
+    def _batch(self, number: int, batch: BatchLine) -> None:
+        header = self.out.header
+        if batch.seq <= self._last_batch_seq:
+            self._find(number, "order", f"batch {batch.seq} after batch {self._last_batch_seq}")
+        self._last_batch_seq = batch.seq
+        if batch.root in self.out.batches:
+            self._find(
+                number,
+                "duplicate",
+                f"batch root {batch.root} is also on line {self.out.batches[batch.root].line}",
+            )
+            return
+        self.out.batches[batch.root] = BatchSeen(number, batch)
+        if header is not None and (batch.chainId, batch.contract.lower()) != (
+            header.chainId,
+            (header.contract or "").lower(),
+        ):
+            self._find(
+                number,
+                "chain",
+                f"batch {batch.root} is of chain {batch.chainId} contract {batch.contract}, "
+                f"not the header's chain {header.chainId} contract {header.contract}",
+            )
+        if batch.graphTag is None or header is None:
+            return
+        if batch.graphTag != header.graphTag:
+            self._find(
+                number, "link", f"batch {batch.root} is on graph tag {batch.graphTag}, not the header's"
+            )
+            return
+        expected = self._chained_tail or "0x" + "00" * 32
+        if batch.prevRoot != expected:
+            self._find(
+                number,
+                "link",
+                f"batch {batch.root} follows {batch.prevRoot}; the export's batch before it is {expected}",
+            )
+        self._chained_tail = batch.root
+
+    def _entity(self, number: int, entity: EntityLine) -> None:
+        if entity.id <= self._last_entity:
+            rule = "duplicate" if entity.id == self._last_entity else "order"
+            self._find(number, rule, f"entity {inert(entity.id)!r} after {inert(self._last_entity)!r}")
+        self._last_entity = entity.id
+        self.out.entities += 1
+
+    def _unique(self, number: int, memory_id: str) -> None:
+        key = int.from_bytes(hashlib.blake2b(memory_id.encode(), digest_size=8).digest())
+        if key in self._ids:
+            self._find(number, "duplicate", f"memory id {inert(memory_id)!r} appears twice")
+        self._ids.add(key)
+
+    def _position(self, number: int, seq: int, what: str) -> None:
+        if seq > len(self._seen) * 8 - 1 or (self.out.header and seq > self.out.header.lastSeq):
+            self._find(number, "position", f"position {seq} ({what}) is past the header's last position")
+            return
+        byte, bit = divmod(seq, 8)
+        if self._seen[byte] >> bit & 1:
+            self._find(number, "duplicate", f"position {seq} ({what}) is taken twice")
+        self._seen[byte] |= 1 << bit
+
+    def _memory(self, number: int, memory: MemoryLine) -> None:
+        self.out.memories += 1
+        if memory.seq <= self._last_seq:
+            self._find(number, "order", f"memory at position {memory.seq} after position {self._last_seq}")
+        self._last_seq = memory.seq
+        self._unique(number, memory.id)
+        self._position(number, memory.seq, f"memory {inert(memory.id)}")
+        try:
+            Envelope.model_validate(memory.envelope)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            self._find(number, "schema", f"envelope.{inert(where)}: {inert(first['msg'])}")
+        header = self.out.header
+        if header is not None and memory.envelope.get("graph") != header.graph:
+            self._find(
+                number,
+                "graph",
+                f"memory {inert(memory.id)} is of graph {inert(memory.envelope.get('graph'))!r}",
+            )
+        if memory.envelope.get("id") != memory.id:
+            self._find(
+                number,
+                "hash",
+                f"the envelope is of memory {inert(memory.envelope.get('id'))!r}, not {inert(memory.id)!r}",
+            )
+        else:
+            try:
+                recomputed = envelope_hash(memory.envelope)
+            except ValueError:
+                recomputed = None
+            if recomputed != memory.hash:
+                self._find(
+                    number,
+                    "hash",
+                    f"memory {inert(memory.id)}: the envelope hashes to {recomputed}, not {memory.hash}: it was changed",
+                )
+            else:
+                self.out.hashed += 1
+        if memory.batch is not None:
+            self.out.anchored += 1
+            self._member(number, memory.id, memory.hash, memory.batch, memory.proof)
+
+    def _tombstone(self, number: int, tombstone: TombstoneLine) -> None:
+        self.out.tombstones += 1
+        if tombstone.id <= self._last_id:
+            self._find(number, "order", f"tombstone {inert(tombstone.id)!r} after {inert(self._last_id)!r}")
+        self._last_id = tombstone.id
+        self._unique(number, tombstone.id)
+        if tombstone.seq is not None:
+            self._position(number, tombstone.seq, f"tombstone {inert(tombstone.id)}")
+        self._member(number, tombstone.id, tombstone.hash, tombstone.batch, tombstone.proof)
+
+    def _member(self, number: int, memory_id: str, memory_hash: str, root: str, proof: list[str]) -> None:
+        seen = self.out.batches.get(root)
+        if seen is None:
+            self._find(
+                number, "batch", f"{inert(memory_id)} names batch {root}, which the export does not list"
+            )
+            return
+        seen.members += 1
+        leaf = memory_leaf(memory_id, bytes.fromhex(memory_hash[2:]))
+        if verify(bytes.fromhex(root[2:]), leaf, [bytes.fromhex(p[2:]) for p in proof]):
+            self.out.proofs += 1
+        else:
+            self._find(
+                number, "proof", f"{inert(memory_id)}: the proof does not fold its leaf to batch {root}"
+            )
+
+    def _trailer(self, number: int, trailer: Trailer) -> None:
+        self.out.trailer = trailer
+        if trailer.lines != number - 1 or trailer.sha256 != self._digest.hexdigest():
+            self._find(
+                number,
+                "trailer",
+                f"the trailer is of {trailer.lines:,} lines with another digest: "
+                f"{number - 1:,} lines precede it, so a line was added, removed or changed",
+            )
+        said = trailer.counts
+        found = (len(self.out.batches), self.out.memories, self.out.tombstones, self.out.entities)
+        if (said.batches, said.memories, said.tombstones, said.entities) != found:
+            self._find(
+                number,
+                "trailer",
+                f"the trailer counts {said.batches} batches, {said.memories} memories, "
+                f"{plural(said.tombstones, 'tombstone', 'tombstones')}, {said.entities} entities; the file holds {found[0]}, "
+                f"{found[1]}, {found[2]}, {found[3]}",
+            )
+
+    def finish(self) -> Checked:
+        out = self.out
+        if out.header is None and out.lines == 0:
+            self._find(None, "truncated", "the file is empty")
+        if out.trailer is None and out.lines:
+            self._find(None, "truncated", f"no trailer after line {out.lines:,}: the file ends early")
+        for seen in out.batches.values():
+            if seen.members != seen.batch.count:
+                self._find(
+                    seen.line,
+                    "members",
+                    f"batch {seen.batch.root} holds {plural(seen.batch.count, 'leaf', 'leaves')}; "
+                    f"the export has {seen.members} of its members (memories and tombstones)",
+                )
+        if out.header is not None and out.header.lastSeq <= MAX_POSITIONS:
+            self._gaps(out.header.lastSeq)
+        return out
+
+    def _gaps(self, last: int) -> None:
+        for seq in range(1, last + 1):
+            byte, bit = divmod(seq, 8)
+            if not self._seen[byte] >> bit & 1:
+                self.out.positions_missing += 1
+                if self.out.positions_missing <= 20:
+                    self._find(
+                        None,
+                        "position",
+                        f"position {seq} is neither a memory, a tombstone nor a forget record: "
+                        "a memory is missing",
+                    )
+        if self.out.positions_missing > 20:
+            self._find(None, "position", f"… {self.out.positions_missing - 20:,} more positions missing")
+
+
+def read_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(number, line) of every non-empty line, numbered from 1."""
+    for number, raw in enumerate(lines, 1):
+        if raw.strip():
+            yield number, raw
+
+
+def check_lines(lines: Iterable[bytes], visit: Any = None) -> Checked:
+    """Run every file rule over `lines` (a binary file's lines); `visit(number, record)` sees each
+    record that could be read."""
+    checker = _Pass()
+    for number, raw in read_lines(lines):
+        record = checker.feed(number, raw)
+        if visit is not None and record is not None:
+            visit(number, record)
+    return checker.finish()

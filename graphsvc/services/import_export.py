@@ -1,0 +1,264 @@
+"""Import an export (domain/export.py) into an empty graph: the same ids, hashes, positions, batches
+and proofs, so every memory verifies against the same roots on chain with no new anchoring.
+
+Two passes over the file. The first checks every line (domain/export_check.py) and writes nothing
+when any rule fails. The second writes page by page, each record merged by its id: an import cut short
+and run again with the same file resumes (the graph's GraphState carries the file's digest while the
+import runs) and never writes a record twice; any other non-empty graph is refused. Windows (the
+neighbouring texts recall scores) are rebuilt from the remember order; term statistics are added
+page by page, with the memories a page creates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from graphsvc.domain.export import (
+    LINE,
+    BatchLine,
+    EntityLine,
+    Header,
+    MemoryLine,
+    RelationLine,
+    TombstoneLine,
+)
+from graphsvc.domain.export_check import Checked, Finding, check_lines, read_lines
+from graphsvc.domain.merkle import pack_proof
+from graphsvc.errors import Conflict, InvalidInput
+from graphsvc.services.ports import Reader, Store
+from graphsvc.services.ranking import WINDOW
+from graphsvc.services.term_stats import as_delta, fields_of, tally
+
+PAGE = 500
+Lines = Callable[[], Iterable[bytes]]  # opens the file again for each pass
+Progress = Callable[[int, int], None]  # (memories written, memories in all)
+
+
+class ExportRejected(InvalidInput):
+    """The export breaks a rule of the format: nothing was written."""
+
+    def __init__(self, findings: list[Finding]):
+        self.findings = findings
+        shown = "; ".join(str(f) for f in findings[:5])
+        more = f" (and {len(findings) - 5} more)" if len(findings) > 5 else ""
+        super().__init__(f"the export was refused, nothing was written: {shown}{more}")
+
+
+@dataclass(frozen=True)
+class Imported:
+    graph: str
+    memories: int
+    tombstones: int
+    batches: int
+    entities: int
+    resumed: bool
+
+
+def _proof(hexes: list[str]) -> bytes:
+    return pack_proof([bytes.fromhex(p[2:]) for p in hexes])
+
+
+class ExportImporter:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        chain_id: int | None,
+        contract: str | None,
+        written: Callable[[str], None] | None = None,
+        page: int = PAGE,
+    ):
+        self._store, self._chain_id, self._contract = store, chain_id, contract
+        self._written, self._page = written, page
+
+    def check(self, lines: Iterable[bytes], graph: str | None) -> Checked:
+        """The first pass: every rule of the file, this server's chain, and the graph asked for.
+
+        Raises:
+            ExportRejected: a rule fails (each named with its line).
+        """
+        checked = check_lines(lines)
+        findings = list(checked.findings)
+        header = checked.header
+        if header is not None and graph is not None and graph != header.graph:
+            findings.append(
+                Finding(
+                    1,
+                    "graph",
+                    f"the export is of graph {header.graph!r}, not {graph!r}: a "
+                    "memory's graph is in its hash, so a graph keeps its name",
+                )
+            )
+        if header is not None and checked.batches and self._chain_id is not None:  # noqa: SIM102
+            if (header.chainId, (header.contract or "").lower()) != (
+                self._chain_id,
+                (self._contract or "").lower(),
+            ):
+                findings.append(
+                    Finding(
+                        1,
+                        "chain",
+                        f"the export was anchored on chain {header.chainId} contract "
+                        f"{header.contract}; this server anchors on chain {self._chain_id} contract {self._contract}",
+                    )
+                )
+        if findings:
+            raise ExportRejected(findings)
+        return checked
+
+    async def run(
+        self, open_lines: Lines, graph: str | None = None, progress: Progress | None = None
+    ) -> Imported:
+        """Check, then write. Raises:
+        ExportRejected: the file breaks a rule; nothing was written.
+        Conflict: the graph is not empty (and is not an import of this file cut short), or a batch
+            root of the export belongs to another graph of this server.
+        """
+        checked = self.check(open_lines(), graph)
+        header, trailer = checked.header, checked.trailer
+        assert header is not None and trailer is not None
+        resumed = await self._begin(header, trailer.sha256, list(checked.batches))
+        writer = _Writer(self._store, header.graph, self._page, trailer.counts.memories, progress)
+        for number, raw in read_lines(open_lines()):
+            await writer.add(number, LINE.validate_json(raw))
+        await writer.flush(final=True)
+        top = max((s.batch.seq for s in checked.batches.values()), default=0)
+        await self._store.run("import/finish", graph=header.graph, digest=trailer.sha256, batchSeq=top)
+        if self._written is not None:  # the term folder folds the graph's new statistics
+            self._written(header.graph)
+        return Imported(
+            header.graph,
+            checked.memories,
+            checked.tombstones,
+            len(checked.batches),
+            checked.entities,
+            resumed,
+        )
+
+    async def _begin(self, header: Header, digest: str, roots: list[str]) -> bool:
+        """Start or resume the import; True when resuming one of this file cut short."""
+        [taken] = await self._store.run("import/roots_taken", graph=header.graph, roots=roots)
+        if taken["taken"]:
+            raise Conflict(f"batch {taken['taken'][0]} of the export is held by another graph of this server")
+        rows = await self._store.run(
+            "import/begin",
+            graph=header.graph,
+            digest=digest,
+            lastSeq=header.lastSeq,
+            graphTag=header.graphTag,
+            forgotten=header.forgottenUnanchored,
+        )
+        if not rows:
+            raise Conflict(
+                f"graph {header.graph!r} is not empty: an export is imported into an empty graph only"
+            )
+        return bool(rows[0]["resumed"])
+
+
+class _Writer:
+    """The second pass: records buffered per kind and written a page at a time, in file order."""
+
+    def __init__(self, store: Store, graph: str, page: int, total: int, progress: Progress | None):
+        self._store, self._graph, self._page = store, graph, page
+        self._total, self._progress = total, progress
+        self._rows: dict[str, list[dict[str, Any]]] = {
+            k: [] for k in ("batches", "entities", "relations", "tombstones")
+        }
+        self._memories: list[MemoryLine] = []
+        self._before: list[str] = []  # texts of the WINDOW memories before the buffered ones
+        self.written = 0
+
+    async def add(self, number: int, record: Any) -> None:
+        match record:
+            case BatchLine():
+                self._rows["batches"].append(record.model_dump(exclude={"type"}))
+            case EntityLine():
+                await self._flush_kind("batches")
+                self._rows["entities"].append(record.model_dump(exclude={"type"}))
+            case RelationLine():
+                self._rows["relations"].append(record.model_dump(exclude={"type"}, by_alias=True))
+            case MemoryLine():
+                await self._flush_kind("batches", "entities", "relations")
+                self._memories.append(record)
+                if len(self._memories) >= self._page + WINDOW:
+                    await self._write_memories(final=False)
+            case TombstoneLine():
+                await self._flush_kind("batches", "entities", "relations")
+                if self._memories:
+                    await self._write_memories(final=True)
+                self._rows["tombstones"].append(
+                    record.model_dump(exclude={"type", "proof"}) | {"proof": _proof(record.proof)}
+                )
+            case _:
+                pass
+        if any(len(rows) >= self._page for rows in self._rows.values()):
+            # in file order: a relation's entity, a tombstone's batch are written before it
+            await self._flush_kind("batches", "entities", "relations", "tombstones")
+
+    async def _flush_kind(self, *kinds: str) -> None:
+        for kind in kinds:
+            rows = self._rows[kind]
+            if rows:
+                await self._store.run(f"import/{kind}", graph=self._graph, rows=rows)
+                self._rows[kind] = []
+
+    async def flush(self, final: bool) -> None:
+        await self._flush_kind("batches", "entities", "relations")
+        if self._memories:
+            await self._write_memories(final=True)
+        await self._flush_kind("tombstones")
+
+    async def _memories_and_terms(self, tx: Reader, rows: list[dict[str, Any]]) -> None:
+        """A page of memories and, for those this transaction creates (not a resumed import's), what
+        they add to the graph's term statistics: both or neither."""
+        [known] = await tx.run("memory/known_ids", graph=self._graph, ids=[r["id"] for r in rows])
+        old = set(known["ids"])
+        await tx.run("import/memories", graph=self._graph, rows=rows)
+        new = [r["memory"] for r in rows if r["id"] not in old]
+        if new:
+            changes = [c for m in new for c in fields_of(m["text"], m["window"], m.get("tags") or [], 1)]
+            await tx.run("import/term_delta", delta=as_delta(self._graph, tally(changes)))
+
+    async def _write_memories(self, final: bool) -> None:
+        """Write the buffered memories whose windows are known (all of them at the end)."""
+        texts = self._before + [str(m.envelope["text"]) for m in self._memories]
+        n = len(self._memories) if final else len(self._memories) - WINDOW
+        start = len(self._before)
+        rows = [
+            _memory_row(m, "\n".join(texts[max(0, start + i - WINDOW) : start + i + WINDOW + 1]))
+            for i, m in enumerate(self._memories[:n])
+        ]
+        await self._store.write_transaction(lambda tx: self._memories_and_terms(tx, rows), bounded=False)
+        self._before = texts[max(0, start + n - WINDOW) : start + n]
+        self._memories = self._memories[n:]
+        self.written += n
+        if self._progress:
+            self._progress(self.written, self._total)
+
+
+def _memory_row(memory: MemoryLine, window: str) -> dict[str, Any]:
+    envelope = memory.envelope
+    fields = {
+        "text": envelope["text"],
+        "tags": envelope["tags"],
+        "createdAt": envelope["createdAt"],
+        "supersedes": envelope.get("supersedes") or None,
+        "validFrom": envelope.get("validFrom"),
+        "validTo": envelope.get("validTo"),
+    }
+    return {
+        "id": memory.id,
+        "memory": {
+            **memory.props,
+            **{k: v for k, v in fields.items() if v is not None},
+            "hash": memory.hash,
+            "seq": memory.seq,
+            "window": window,
+        },
+        "pending": memory.batch is None,
+        "batch": memory.batch,
+        "proof": _proof(memory.proof),
+        "edges": [e.model_dump() for e in memory.edges],
+    }

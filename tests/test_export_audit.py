@@ -1,0 +1,344 @@
+"""Export a graph, import it into an empty graph, audit it against the chain alone: on a real Neo4j and
+a real local chain, with updates, forgets and several batches. Removing any batch or memory from the
+export fails the audit and names it; a tampered export is refused by import, which writes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphsvc import audit
+from graphsvc.chain.anchor import AnchorContract
+from graphsvc.config import Settings
+from graphsvc.domain.models import GraphInput, IdInput, RememberInput
+from graphsvc.errors import Conflict
+from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.export import Exporter
+from graphsvc.services.import_export import ExportImporter, ExportRejected
+from graphsvc.services.memory import MemoryService
+from graphsvc.store.graph import GraphStore
+from graphsvc.verifier import Rpc
+from tests.conftest import count_nodes, free_port
+
+pytestmark = pytest.mark.neo4j
+
+POOL, MON = {"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "MON"}
+
+
+@pytest.fixture
+async def anchoring(store: GraphStore, settings: Settings):
+    c = settings.chain
+    assert c.rpc_url and c.private_key
+    chain = AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
+    yield AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5)
+    await chain.close()
+
+
+async def _fill(memory: MemoryService, anchoring: AnchoringService, graph: str) -> dict[str, Any]:
+    """Three batches, an update, a forgotten anchored memory, a memory forgotten before anchoring, and
+    one memory not anchored yet."""
+
+    async def remember(text: str, **more: Any) -> str:
+        return (await memory.remember(RememberInput(text=text, graph=graph, **more))).id
+
+    first = [
+        await remember(
+            "Pool MON/USDC-A is thin after 18:00",
+            entities=[POOL, MON],
+            relations=[{"from": "MON/USDC-A", "type": "QUOTES", "to": "MON"}],
+            tags=["liquidity"],
+        ),
+        await remember("Swap of 10 MON failed", entities=[MON]),
+        await remember("MON staking yields 7%", tags=["yield"]),
+    ]
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    update = await remember("MON staking yields 6% now", supersedes=[first[2]], tags=["yield"])
+    dropped = await remember("a note forgotten before it was anchored")
+    await memory.forget(IdInput(id=dropped, graph=graph))
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    await memory.forget(IdInput(id=first[1], graph=graph))  # anchored: leaves a tombstone
+    third = [await remember(f"Gas on Monad was {n} gwei at noon", tags=["gas"]) for n in (50, 52)]
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    waiting = await remember("not anchored yet")
+    return {"anchored": [first[0], first[2], update, *third], "waiting": waiting, "forgotten": first[1]}
+
+
+async def _export(store: GraphStore, settings: Settings, graph: str, path: Path) -> list[bytes]:
+    exporter = Exporter(
+        store, graph, chain_id=settings.chain.chain_id, contract=settings.chain.contract, page=2
+    )
+    lines = [line async for line in exporter.lines()]
+    path.write_bytes(b"".join(lines))
+    return lines
+
+
+async def _wipe(store: GraphStore, graph: str) -> None:
+    await store._driver.execute_query(
+        "MATCH (n) WHERE n.graph = $g OR (n:GraphState AND n.name = $g) DETACH DELETE n",
+        g=graph,
+        database_=store._database,
+    )
+
+
+def _importer(store: GraphStore, settings: Settings, memory: MemoryService) -> ExportImporter:
+    chain = settings.chain
+    return ExportImporter(
+        store,
+        chain_id=chain.chain_id,
+        contract=chain.contract,
+        written=lambda g: memory.folder.written([g]),
+        page=2,
+    )
+
+
+def _opener(lines: list[bytes]):
+    return lambda: iter(lines)
+
+
+def _audit(lines: list[bytes], settings: Settings) -> audit.AuditReport:
+    assert settings.chain.rpc_url
+    return audit.audit(lines, Rpc(settings.chain.rpc_url))
+
+
+def _kinds(lines: list[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for i, line in enumerate(lines):
+        yield i, json.loads(line)
+
+
+async def test_an_export_imported_into_an_empty_graph_audits_and_verifies_against_the_same_roots(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    ids = await _fill(memory, anchoring, graph)
+    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    kinds = [json.loads(line)["type"] for line in lines]
+    assert kinds.count("batch") == 3 and kinds.count("tombstone") == 1 and kinds.count("memory") == 6
+    good = _audit(lines, settings)
+    print(audit.render(good))
+    assert good.exit_code == 0, audit.render(good)
+    assert good.rpc_calls == 2 + 1 + 3  # chain id, code; lastRootOf; one linkOf per batch
+
+    await _wipe(store, graph)
+    tampered = [line.replace(b"MON staking yields 7%", b"MON staking yields 9%") for line in lines]
+    with pytest.raises(ExportRejected) as refused:
+        await _importer(store, settings, memory).run(_opener(tampered))
+    assert {(f.rule, f.line) for f in refused.value.findings} >= {("hash", _line_of(lines, b"yields 7%"))}
+    assert await count_nodes(store, graph) == 0  # nothing written
+
+    done = await _importer(store, settings, memory).run(_opener(lines))
+    assert (done.memories, done.tombstones, done.batches, done.resumed) == (6, 1, 3, False)
+    for memory_id in ids["anchored"]:
+        verified = await anchoring.verify(IdInput(id=memory_id, graph=graph))
+        assert verified.verified, verified.problem
+    assert not (await anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
+    again = await _export(store, settings, graph, tmp_path / "again.jsonl")
+    assert _records(again) == _records(lines)  # the same graph, line for line (but its export time)
+
+    with pytest.raises(Conflict):  # no longer empty
+        await _importer(store, settings, memory).run(_opener(lines))
+    # the imported graph goes on: its next batch follows the imported ones on chain
+    assert (await anchoring.anchor_now(GraphInput(graph=graph))).status == "anchored"
+    after = await _export(store, settings, graph, tmp_path / "after.jsonl")
+    assert _audit(after, settings).exit_code == 0
+
+
+def _line_of(lines: list[bytes], needle: bytes) -> int:
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+def _records(lines: list[bytes]) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in lines]
+    for r in records:
+        r.pop("exportedAt", None)
+        r.pop("sha256", None)
+    return records
+
+
+def _reseal(lines: list[bytes]) -> list[bytes]:
+    """The trailer made again for lines that were cut: a forger's export, consistent with itself."""
+    import hashlib
+
+    body, trailer = lines[:-1], json.loads(lines[-1])
+    records = [json.loads(line) for line in body]
+    counted = {"batch": "batches", "entity": "entities", "relation": "relations", "memory": "memories"}
+    counts = {name: sum(r["type"] == kind for r in records) for kind, name in counted.items()}
+    counts["tombstones"] = sum(r["type"] == "tombstone" for r in records)
+    trailer |= {"lines": len(body), "sha256": hashlib.sha256(b"".join(body)).hexdigest(), "counts": counts}
+    return [*body, json.dumps(trailer).encode() + b"\n"]
+
+
+async def test_removing_any_batch_or_memory_from_an_export_fails_the_audit_and_names_it(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    await _fill(memory, anchoring, graph)
+    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    records = list(_kinds(lines))
+    for i, record in records:
+        if record["type"] not in ("batch", "memory"):
+            continue
+        cut = _reseal(lines[:i] + lines[i + 1 :])
+        report = _audit(cut, settings)
+        assert report.exit_code == 1, f"removing line {i + 1} went unnoticed"
+        rules = {(f.rule, f.text) for f in report.findings}
+        if record["type"] == "batch":
+            assert any(rule == "missing-batch" and record["root"] in text for rule, text in rules), rules
+        else:
+            assert any(rule == "position" and f"position {record['seq']} " in text for rule, text in rules), (
+                rules
+            )
+        if i == records[1][0]:
+            print(audit.render(report))
+
+
+async def test_an_audit_that_cannot_reach_the_chain_says_so_with_its_own_exit_status(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    await memory.remember(RememberInput(text="one memory \u202e with a bidi override", graph=graph))
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    report = audit.audit(lines, Rpc(f"http://127.0.0.1:{free_port()}"))
+    assert report.exit_code == 3 and report.unreachable
+    assert "\u202e" not in audit.render(report)
+    truncated = audit.audit(lines[:-2], None)
+    assert {f.rule for f in truncated.findings} >= {"truncated"} and truncated.exit_code == 1
+
+
+async def test_an_import_cut_short_resumes_when_run_again_and_writes_nothing_twice(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    await _fill(memory, anchoring, graph)
+    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    before = await count_nodes(store, graph)
+    await _wipe(store, graph)
+    passes = 0
+
+    def cut_in_the_second_pass() -> Iterator[bytes]:
+        nonlocal passes
+        passes += 1
+        for n, line in enumerate(lines):
+            if passes == 2 and n == len(lines) - 4:
+                raise OSError("the disk went away")
+            yield line
+
+    with pytest.raises(OSError):
+        await _importer(store, settings, memory).run(cut_in_the_second_pass)
+    assert 0 < await count_nodes(store, graph) < before
+    done = await _importer(store, settings, memory).run(_opener(lines))
+    assert done.resumed and await count_nodes(store, graph) == before
+    assert _records(await _export(store, settings, graph, tmp_path / "again.jsonl")) == _records(lines)
+
+
+async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damaged_export(
+    server_url: str,
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import httpx
+
+    from graphsvc.cli import main
+
+    await _fill(memory, anchoring, graph)
+    async with httpx.AsyncClient(base_url=server_url, timeout=60) as http:
+        answer = await http.get("/v1/export", params={"graph": graph})
+        missing = await http.get("/v1/export", params={"graph": graph + "-none"})
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/x-ndjson")
+    assert missing.status_code == 404
+    path = tmp_path / "rest.jsonl"
+    path.write_bytes(answer.content)
+    assert settings.chain.rpc_url
+    assert main(["audit", str(path), "--rpc", settings.chain.rpc_url]) == 0
+    good = capsys.readouterr().out
+    lines = path.read_bytes().splitlines(keepends=True)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(
+        b"".join(line for line in lines if b'"seq":4,' not in line or b'"memory"' not in line)
+    )
+    assert main(["audit", str(damaged), "--rpc", settings.chain.rpc_url]) == 1
+    bad = capsys.readouterr().out
+    print(f"\n{good}\n{bad}")
+    assert good.startswith("✓ Audited") and bad.startswith("✗ Not audited") and "position 4 " in bad
+
+
+async def test_a_batch_sealed_before_chained_roots_gets_its_link_when_it_is_signed(
+    store: GraphStore, memory: MemoryService, anchoring: AnchoringService, graph: str
+) -> None:
+    await memory.remember(RememberInput(text="first", graph=graph))
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    await memory.remember(RememberInput(text="sealed by an older version", graph=graph))
+    fence = await anchoring.lease.acquire()
+    sealed = await anchoring.batches.seal(graph, fence)
+    assert sealed is not None
+    await store._driver.execute_query(
+        "MATCH (b:Batch {root: $root}) REMOVE b.graphTag, b.prevRoot",
+        root=sealed["root"],
+        database_=store._database,
+    )
+    await anchoring.lease.release()
+    result = await anchoring.anchor_now(GraphInput(graph=graph))  # finishes the unlinked batch first
+    assert result.status == "anchored" and result.root == sealed["root"]
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (b:Batch {graph: $g}) RETURN b.root AS root, b.prevRoot AS prev, b.graphTag AS tag ORDER BY b.seq",
+        g=graph,
+        database_=store._database,
+    )
+    first, second = records
+    assert second["prev"] == first["root"] and second["tag"] == first["tag"] is not None
+
+
+def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
+    settings: Settings, graph: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from graphsvc import cli_export
+    from graphsvc.app import Services
+    from graphsvc.cli import main
+
+    async def fill(services: Services) -> None:
+        await services.memory.remember(RememberInput(text="moved by the CLI", entities=[MON], graph=graph))
+        await services.anchoring.anchor_now(GraphInput(graph=graph))
+
+    cli_export._run(settings, fill)
+    out = tmp_path / "cli.jsonl"
+    assert cli_export.cmd_export(argparse.Namespace(graph=graph, out=out), settings) == 0
+    assert not out.with_name("cli.jsonl.partial").exists()
+
+    async def wipe(services: Services) -> None:
+        await _wipe(services.store, graph)
+
+    cli_export._run(settings, wipe)
+    again = argparse.Namespace(file=out, graph=None)
+    assert cli_export.cmd_import_export(again, settings) == 0
+    with pytest.raises(Conflict):  # the graph is no longer empty (`graphsvc` prints it and exits 1)
+        cli_export.cmd_import_export(again, settings)
+    capsys.readouterr()
+    assert settings.chain.rpc_url
+    assert main(["audit", str(out), "--rpc", settings.chain.rpc_url]) == 0
