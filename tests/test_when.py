@@ -194,7 +194,14 @@ def test_an_ambiguous_numeric_date_is_month_then_day_unless_the_first_is_over_12
 
 @pytest.mark.parametrize(
     "text",
-    ["You may go", "I paid $2023 at 10:30", "in the 1990s", "she marched on", "call 555-2023-11", "on Fridays"],
+    [
+        "You may go",
+        "I paid $2023 at 10:30",
+        "in the 1990s",
+        "she marched on",
+        "call 555-2023-11",
+        "on Fridays",
+    ],
 )
 def test_words_and_numbers_that_are_not_times(text: str) -> None:
     assert days(text) == []
@@ -223,7 +230,9 @@ def test_a_question_window_is_the_hull_of_its_times_and_its_keywords_lose_them()
     question = "What did Melanie paint between March 2023 and 7 May 2023?"
     found = mentions(question, MONDAY)
     window = window_of(found)
-    assert window is not None and window.iso()[0][:10] == "2023-03-01" and window.iso()[1][:10] == "2023-05-08"
+    assert (
+        window is not None and window.iso()[0][:10] == "2023-03-01" and window.iso()[1][:10] == "2023-05-08"
+    )
     assert without(question, found) == "What did Melanie paint between and ?"
     assert window_of([]) is None
 

@@ -63,7 +63,9 @@ def _iso(ms: int) -> str:
         return "10000-01-01T00:00:00.000Z"
     day = date.fromordinal(days + _EPOCH)
     seconds, millis = divmod(rest, 1000)
-    return f"{day.isoformat()}T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{millis:03d}Z"
+    return (
+        f"{day.isoformat()}T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{millis:03d}Z"
+    )
 
 
 def _ms(day: int) -> int:
@@ -81,7 +83,7 @@ def _month_index(year: int, month: int) -> int:
 
 
 def _month_span(index: int, count: int = 1) -> Span:
-    """`count` calendar months from the month `index` (year × 12 + month − 1)."""
+    """`count` calendar months from the month `index` (year * 12 + month - 1)."""
     return Span(_ms(_first_of(index)), _ms(_first_of(index + count)))
 
 
@@ -193,23 +195,54 @@ ENGLISH = Language(
         **{
             name: n + 1
             for n, name in enumerate(
-                "january february march april may june july august september october november december".split()
+                [
+                    "january",
+                    "february",
+                    "march",
+                    "april",
+                    "may",
+                    "june",
+                    "july",
+                    "august",
+                    "september",
+                    "october",
+                    "november",
+                    "december",
+                ]
             )
         },
         **{
             name: n + 1
-            for n, name in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())
+            for n, name in enumerate(
+                ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+            )
         },
         "sept": 9,
     },
     weekdays={
-        name: n for n, name in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())
+        name: n
+        for n, name in enumerate(
+            ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+        )
     },
     numbers={
         **{
             name: n + 1
             for n, name in enumerate(
-                "one two three four five six seven eight nine ten eleven twelve".split()
+                [
+                    "one",
+                    "two",
+                    "three",
+                    "four",
+                    "five",
+                    "six",
+                    "seven",
+                    "eight",
+                    "nine",
+                    "ten",
+                    "eleven",
+                    "twelve",
+                ]
             )
         },
         "a": 1,
@@ -305,7 +338,7 @@ def _grammar(lang: Language) -> _Grammar:
         (rf"\b(?P<month>{month})\.?\s+{day}\b(?!:)(?:,?\s+{year})?", _day_month),
         (rf"\b(?P<month>{month})\.?,?\s+{year}\b", _month_year),
         (rf"\b(?:{rel}\s+|(?:{lang.month_prepositions})[\s-]+)(?P<month>{month})\b", _month),
-        (rf"(?<![\d$#.,:/-])\b(?P<y>(?:19|20)\d\d)\b(?!\s*%|'?s\b|[.,:/-]\d)", _year),
+        (r"(?<![\d$#.,:/-])\b(?P<y>(?:19|20)\d\d)\b(?!\s*%|'?s\b|[.,:/-]\d)", _year),
         (rf"\b(?P<word>{_alt(list(lang.relative_days))})\b", _relative_day),
         (rf"\b{rel}\s+(?P<unit>{unit})\b", _relative_unit),
         (rf"\b(?:{rel}\s+|on\s+)?(?P<wd>{weekday})\b(?!s)", _weekday),

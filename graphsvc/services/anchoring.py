@@ -516,6 +516,7 @@ def _envelope_fields(memory: Row) -> dict[str, Any]:
         "supersedes": memory["supersedes"] or [],
         "valid_from": memory["validFrom"],
         "valid_to": memory["validTo"],
+        "occurred_at": memory["occurredAt"],
     }
 
 

@@ -36,6 +36,7 @@ from graphsvc.domain.models import (
 )
 from graphsvc.domain.render import clip
 from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound, Refused
+from graphsvc.services import timing
 from graphsvc.services.embeddings import EmbeddingService, Semantic
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
 from graphsvc.services.group_commit import GroupCommit
@@ -103,6 +104,7 @@ class _Draft:
     digest: str
     key: str
     temporal: dict[str, Any]  # _temporal(req): stored as hashed
+    times: dict[str, Any]  # timing.stamp: derived, not hashed
     triples: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
 
     @classmethod
@@ -138,6 +140,7 @@ class _Draft:
                 supersedes=req.supersedes,
                 valid_from=temporal.get("validFrom"),
                 valid_to=temporal.get("validTo"),
+                occurred_at=temporal.get("occurredAt"),
             ),
             key=content_key(
                 graph=req.graph,
@@ -148,6 +151,7 @@ class _Draft:
                 temporal=temporal,
             ),
             temporal=temporal,
+            times=timing.stamp(req.occurred, datetime.fromisoformat(created_at), req.text),
         )
 
     @property
@@ -173,6 +177,7 @@ class _Draft:
                 "contentKey": self.key,
                 "graphKey": graph_key(self.req.graph),
                 **self.temporal,
+                **self.times,
                 **self.extra,
             },
             "entities": [
@@ -203,6 +208,7 @@ def _temporal(req: RememberInput) -> dict[str, Any]:
         "supersedes": sorted(set(req.supersedes)) or None,
         "validFrom": format_timestamp(req.validFrom) if req.validFrom else None,
         "validTo": format_timestamp(req.validTo) if req.validTo else None,
+        "occurredAt": req.occurredAt,
     }
     return {k: v for k, v in given.items() if v is not None}
 
@@ -420,7 +426,8 @@ class MemoryService:
     async def recall(self, req: RecallInput) -> RecallResult:
         if req.entity is None and not (req.query and req.query.strip()):
             raise InvalidInput("recall needs a query, an entity, or both")
-        lucene = lucene_query(req.graph, req.query) if req.query else None
+        reading = await timing.read(self._store, req, self._clock())
+        lucene = lucene_query(req.graph, reading.keywords) if reading.keywords else None
         start: list[Node] = []
         if req.entity is not None:
             rows = await self._store.run("memory/resolve_entities", graph=req.graph, refs=[req.entity])
@@ -431,12 +438,16 @@ class MemoryService:
         vector = self._embeddings.encode_query(req.query) if self._embeddings else None
         text_scores: dict[str, float] = {}
         if lucene is not None:
-            hits = await self._keyword_hits(req.graph, lucene, req.query or "")
+            hits = await self._keyword_hits(req.graph, lucene, reading.keywords or "")
             best = max((row["score"] for row in hits), default=1.0) or 1.0
             text_scores = {row["id"]: row["score"] / best for row in hits}
             start += [Node.from_row(row, 0) for row in hits]
         semantic = await self._semantic(req.graph, vector, list(text_scores))
         start += [Node.from_row(row, 0) for row in semantic.seeds if row["id"] not in text_scores]
+        if reading.window is not None:
+            seeded = {n.id for n in start}
+            rows = await timing.seeds(self._store, req.graph, reading.window)
+            start += [Node.from_row(row, 0) for row in rows if row["id"] not in seeded]
         context = await walk(
             self._store,
             req.graph,
@@ -456,13 +467,18 @@ class MemoryService:
         validity = {row["id"]: row for row in found["rows"]}
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        ranked = _ranked(context, text_scores, named, req.hops, semantic.similarity, keep)[: req.limit]
+        timely = timing.overlaps(reading.window, validity.values()) if reading.window else {}
+        ranked = _ranked(context, text_scores, named, req.hops, semantic.similarity, keep, timely)[
+            : req.limit
+        ]
         await self._detail(req.graph, [context.nodes[memory_id] for _, _, memory_id in ranked])
         memories = [
             _recalled(context.nodes[memory_id], score, hop, validity[memory_id])
             for score, hop, memory_id in ranked
         ]
-        return _recall_result(context, memories)
+        result = _recall_result(context, memories)
+        result.window = reading.shown()
+        return result
 
     async def _keyword_hits(self, graph: str, lucene: str, query: str) -> list[dict[str, Any]]:
         """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
@@ -674,11 +690,13 @@ def _ranked(
     hops: int,
     semantic: dict[str, float],
     keep: set[str] | None = None,
+    timely: dict[str, float] | None = None,
 ) -> list[tuple[float, int, str]]:
     """The memories of the context within `hops`, best first, as (score, hop, id).
 
     score = 2·text·boost + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the
-    memory, + SEMANTIC_WEIGHT·similarity (embeddings on); boost is NAMED_BOOST when the memory mentions
+    memory, + SEMANTIC_WEIGHT·similarity (embeddings on) + TIME_WEIGHT·overlap (the query names a
+    time: services/timing.py); boost is NAMED_BOOST when the memory mentions
     an entity the query names, else 1. Only the memories in `keep` (those valid at the instant asked),
     unless it is None (history)."""
     nodes = context.nodes
@@ -708,6 +726,7 @@ def _ranked(
             + 1.0 / (1 + hop)
             + min(1.0, support.get(node.id, 0.0))
             + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
+            + timing.TIME_WEIGHT * (timely or {}).get(node.id, 0.0)
         )
         scored.append((-round(score, 4), hop, order.get(node.id, len(order)), node.id))
     scored.sort()
@@ -726,6 +745,7 @@ def _recalled(node: Node, score: float, hop: int, validity: dict[str, Any]) -> R
         validFrom=validity["validFrom"],
         validTo=validity["validTo"],
         supersededBy=sorted(s["id"] for s in validity["successors"]),
+        occurredAt=validity["occurredAt"],
     )
 
 
