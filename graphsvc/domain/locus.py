@@ -44,13 +44,6 @@ _CONTEXT = re.compile(CONTEXT)
 CONTEXT_MAX = 200
 # Each context becomes a tag of the event's memory (32 at most): 4 lists of 7 and context_id make 29.
 LINKS_MAX = 7
-LAST_SECOND = 253_402_300_800  # 10000-01-01T00:00:00Z
-
-
-def _unix_seconds(value: str) -> str:
-    if float(value) >= LAST_SECOND:
-        raise ValueError("a timestamp must fall before the year 10000")
-    return value
 
 
 def occurred_at(timestamp: str | None) -> str | None:
@@ -132,8 +125,9 @@ class StoreEventInput(ContractInput):
     extends: ContextIds = Field(default_factory=list)
     contradicts: ContextIds = Field(default_factory=list)
     related_to: ContextIds = Field(default_factory=list)
-    timestamp: Annotated[str, Field(pattern=r"^\d{1,12}(\.\d+)?$"), AfterValidator(_unix_seconds)] | None = (
-        Field(default=None, description="Unix timestamp (seconds) as a string; the memory's occurredAt")
+    timestamp: Annotated[str, Field(pattern=r"^\d{1,11}(\.\d+)?$")] | None = Field(
+        default=None,
+        description="Unix timestamp (seconds) as a string; the memory's occurredAt (up to 11 digits)",
     )
     graph: Graph = DEFAULT_GRAPH
 

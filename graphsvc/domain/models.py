@@ -226,8 +226,19 @@ Id = Annotated[str, Field(min_length=1, max_length=300)]
 Instant = Annotated[datetime, AfterValidator(_utc)]
 MemoryId = Annotated[str, Field(pattern=MEMORY_ID, description="Id of the Memory node (mem_...)")]
 # A year, month, day or instant (domain/when.py), kept with its precision: `2023`, `2023-05`,
-# `2023-05-07`, or an instant stored as `YYYY-MM-DDTHH:MM:SS.mmmZ` (no timezone: UTC).
-WHEN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}([T ].+)?)?)?$"
+# `2023-05-07`, or an instant stored as `YYYY-MM-DDTHH:MM:SS.mmmZ` (no timezone: UTC). The published
+# pattern holds the calendar (30 February, leap days), so a value that keeps to it is never refused
+# (but for an offset that moves an instant out of the years 1000-9999).
+_YEAR = r"[1-9][0-9]{3}"
+_DAY = (
+    rf"{_YEAR}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+    r"|02-(0[1-9]|1[0-9]|2[0-8]))"
+    r"|([1-9][0-9](0[48]|[2468][048]|[13579][26])|(1[26]|[2468][048]|[3579][26])00)-02-29"
+)
+_TIME = (
+    r"[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
+)
+WHEN = rf"^({_YEAR}(-(0[1-9]|1[0-2]))?|({_DAY})({_TIME})?)$"
 
 
 def _when(value: str) -> str:

@@ -139,12 +139,15 @@ def parse_occurred(value: str) -> Occurred:
     parts = _DATE_ONLY.fullmatch(value)
     if parts is None:
         try:
-            moment = datetime.fromisoformat(value.replace("z", "Z"))
-        except ValueError:
+            return Occurred.at(datetime.fromisoformat(value.replace("z", "Z")))
+        except OverflowError:  # an offset that moves 9999-12-31 into the year 10000
+            raise ValueError(f"the year must be between {MIN_YEAR} and {MAX_YEAR}") from None
+        except ValueError as e:
+            if str(e).startswith("the year"):
+                raise
             raise ValueError(
                 "must be a year (2023), a month (2023-05), a day (2023-05-07) or an ISO 8601 instant"
             ) from None
-        return Occurred.at(moment)
     year, month, day = (int(p) if p else None for p in parts.groups())
     assert year is not None
     _check_year(year)
