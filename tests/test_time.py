@@ -158,8 +158,8 @@ async def test_relative_times_in_the_query_are_read_against_now_and_in_the_text_
     mentioned = await on_8_may.remember(
         RememberInput(text="two weeks ago we repainted the door", occurredAt="2023-02-03", graph=graph)
     )
-    assert await _ids(on_8_may, graph, query="what did we do today") == [today.id]
-    assert await _ids(on_8_may, graph, query="what did we do in January") == [mentioned.id]
+    assert (await _ids(on_8_may, graph, query="what did we do today"))[0] == today.id
+    assert (await _ids(on_8_may, graph, query="what did we do in January"))[0] == mentioned.id
 
 
 async def test_bulk_remember_and_store_event_take_when_it_happened(memory: MemoryService, graph: str) -> None:
