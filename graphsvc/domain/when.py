@@ -326,6 +326,7 @@ class _Grammar:
     language: Language
     rules: list[tuple[re.Pattern[str], Callable[[_Grammar, re.Match[str], Reference], Span | None]]]
     offset: re.Pattern[str]  # "the week before" in front of another expression
+    trigger: re.Pattern[str]  # a word or digit without which no rule can match: most texts stop here
 
 
 def _grammar(lang: Language) -> _Grammar:
@@ -352,7 +353,9 @@ def _grammar(lang: Language) -> _Grammar:
         rf"\s+(?:(?P<before>{lang.before})|(?P<after>{lang.after}))\s+(?:on\s+|the\s+)?$",
         re.IGNORECASE,
     )
-    return _Grammar(lang, [(re.compile(p, re.IGNORECASE), rule) for p, rule in patterns], offset)
+    words = [*lang.months, *lang.weekdays, *lang.units, *(w.split()[-1] for w in lang.relative_days)]
+    trigger = re.compile(rf"\d|\b(?:{_alt(words)})\b", re.IGNORECASE)
+    return _Grammar(lang, [(re.compile(p, re.IGNORECASE), rule) for p, rule in patterns], offset, trigger)
 
 
 # ---- the rules: a match and a reference to a span ------------------------------------------------
@@ -564,6 +567,8 @@ def mentions(text: str, reference: Reference, language: Language = ENGLISH) -> l
     against `reference`. An expression that names no real date (30 February) or needs a day the
     reference does not have ("yesterday" of a memory known only by its month) is left out."""
     g = _grammar_of(language)
+    if g.trigger.search(text) is None:
+        return []
     found: list[Mention] = []
     for pattern, rule in g.rules:
         for m in pattern.finditer(text):
