@@ -56,7 +56,7 @@ from pollute import pollute
 
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings, Settings
-from graphsvc.domain.when import Occurred, Reference, mentions
+from graphsvc.domain.when import ENGLISH, Occurred, Reference, mentions
 from graphsvc.services.keywords import keywords
 from graphsvc.services.term_stats import analyze
 from graphsvc.store.graph import GraphStore, create_driver
@@ -78,7 +78,6 @@ def turns(sample: dict) -> list[tuple[str, str, dict]]:
 
 
 SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m) on (\d{1,2}) ([A-Za-z]+),? (\d{4})")
-MONTHS = "january february march april may june july august september october november december".split()
 
 
 def session_date(sample: dict, session: str) -> str:
@@ -89,7 +88,7 @@ def session_date(sample: dict, session: str) -> str:
         raise ValueError(f"{sample['sample_id']}/{session}: unreadable date {text!r}")
     hour, minute, half, day, month, year = match.groups()
     hour24 = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
-    number = MONTHS.index(month.lower()) + 1
+    number = ENGLISH.months[month.lower()]
     return f"{year}-{number:02d}-{int(day):02d}T{hour24:02d}:{minute}:00Z"
 
 

@@ -48,7 +48,9 @@ async def ingest(memory: MemoryService, samples: list[dict], graph: str, dates: 
     return by_memory
 
 
-async def ask(memory: MemoryService, samples: list[dict], graph: str, by_memory: dict[str, str]) -> dict:
+async def ask(
+    memory: MemoryService, samples: list[dict], graph: str, by_memory: dict[str, str], misses: bool = False
+) -> dict:
     recalled: dict[str, list[float]] = defaultdict(list)
     for s in samples:
         for qa in s["qa"]:
@@ -59,6 +61,9 @@ async def ask(memory: MemoryService, samples: list[dict], graph: str, by_memory:
             ranked = [by_memory.get(m.id) for m in result.memories][:10]
             score = len(evidence & set(ranked)) / len(evidence)
             timed = "names a time" if names_a_time(qa["question"]) else "names no time"
+            if misses and timed == "names a time" and score < 1:
+                window = result.window.model_dump() if result.window else None
+                print(f"  miss {score:.2f} {qa['question']!r} evidence {sorted(evidence)} window {window}")
             for name in ("all", CATEGORIES[qa["category"]], timed):
                 recalled[name].append(score)
     return {name: (sum(v) / len(v), len(v)) for name, v in recalled.items()}
@@ -73,13 +78,15 @@ def without_reading() -> None:
     timing.read = read  # type: ignore[assignment]
 
 
-async def main_async(samples: list[dict], settings: Any, weights: list[float]) -> None:
+async def main_async(
+    samples: list[dict], settings: Any, weights: list[float], misses: bool = False, dates_only: bool = False
+) -> None:
     settings.deadline_s = 300  # a cold server on a busy machine
     services = Services.build(settings)
     await services.start()
     try:
         graphs = {}
-        for dates in (False, True):
+        for dates in (True,) if dates_only else (False, True):
             graph = f"locomo-time-{secrets.token_hex(3)}"
             graphs[dates] = (graph, await ingest(services.memory, samples, graph, dates))
         names = ["all", *CATEGORIES.values(), "names a time", "names no time"]
@@ -87,7 +94,7 @@ async def main_async(samples: list[dict], settings: Any, weights: list[float]) -
         for weight in weights:
             timing.TIME_WEIGHT = weight
             for dates, (graph, by_memory) in graphs.items():
-                got = await ask(services.memory, samples, graph, by_memory)
+                got = await ask(services.memory, samples, graph, by_memory, misses and dates)
                 label = f"W {weight:g}, {'dates' if dates else 'no dates'}"
                 print(f"{label:28}" + "".join(f"{got[n][0]:14.3f}" for n in names), flush=True)
         print(f"{'questions':28}" + "".join(f"{got[n][1]:14d}" for n in names))
@@ -101,6 +108,8 @@ def main() -> None:
     parser.add_argument("--conversations", default=DEV_HALF)
     parser.add_argument("--weights", default="1", help="time weights to try, comma-separated")
     parser.add_argument("--no-reading", action="store_true", help="recall as before time windows")
+    parser.add_argument("--misses", action="store_true", help="print the time-naming questions missed")
+    parser.add_argument("--dates-only", action="store_true", help="only the graph with dates")
     args = parser.parse_args()
     if args.data is None:
         parser.error("--data: the path of data/locomo10.json from snap-research/LoCoMo")
@@ -108,7 +117,8 @@ def main() -> None:
         without_reading()
     samples = chosen(json.loads(args.data.read_text()), args.conversations)
     with neo4j_settings() as settings:
-        asyncio.run(main_async(samples, settings, [float(w) for w in args.weights.split(",")]))
+        weights = [float(w) for w in args.weights.split(",")]
+        asyncio.run(main_async(samples, settings, weights, args.misses, args.dates_only))
 
 
 if __name__ == "__main__":
