@@ -78,6 +78,17 @@ def without_reading() -> None:
     timing.read = read  # type: ignore[assignment]
 
 
+def keeping_time_words() -> None:
+    """Recall with windows, but the query's time words kept as keywords too (a variant)."""
+    read = timing.read
+
+    async def kept(store: Any, req: RecallInput, now: Any) -> timing.Reading:
+        reading = await read(store, req, now)
+        return timing.Reading(reading.window, reading.source, reading.text, req.query)
+
+    timing.read = kept  # type: ignore[assignment]
+
+
 async def main_async(
     samples: list[dict], settings: Any, weights: list[float], misses: bool = False, dates_only: bool = False
 ) -> None:
@@ -108,6 +119,7 @@ def main() -> None:
     parser.add_argument("--conversations", default=DEV_HALF)
     parser.add_argument("--weights", default="1", help="time weights to try, comma-separated")
     parser.add_argument("--no-reading", action="store_true", help="recall as before time windows")
+    parser.add_argument("--keep-time-words", action="store_true", help="variant: time words stay keywords")
     parser.add_argument("--misses", action="store_true", help="print the time-naming questions missed")
     parser.add_argument("--dates-only", action="store_true", help="only the graph with dates")
     args = parser.parse_args()
@@ -115,6 +127,8 @@ def main() -> None:
         parser.error("--data: the path of data/locomo10.json from snap-research/LoCoMo")
     if args.no_reading:
         without_reading()
+    if args.keep_time_words:
+        keeping_time_words()
     samples = chosen(json.loads(args.data.read_text()), args.conversations)
     with neo4j_settings() as settings:
         weights = [float(w) for w in args.weights.split(",")]
