@@ -4,8 +4,8 @@ Ingests the development conversations twice through `remember_many` (one graph w
 session date as `occurredAt`, one without), then asks every question with `recall(limit=50)` at each
 time weight given, and prints R@10 per category and for the questions that name a time. The same
 turns, order and windows as bench/locomo.py (which goes through MCP, one `remember` per turn, and
-is the figure of record); `--no-reading` asks as the recall before time windows did (the query's
-time words kept as keywords, no window). Several minutes on a busy machine.
+is the figure of record); `--no-reading` asks as the recall before time windows did (no window);
+`--strip-time-words` takes the query's time expressions out of its keywords (a variant, not kept). Several minutes on a busy machine.
 
     .venv/bin/python bench/locomo_time.py [--weights 0,0.5,1,2] [--no-reading]
 """
@@ -27,6 +27,7 @@ from locomo import CATEGORIES, DATA, DEV_HALF, chosen, names_a_time, remember_in
 
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.domain.when import Occurred, Reference, mentions, without
 from graphsvc.services import timing
 from graphsvc.services.memory import MemoryService
 
@@ -78,15 +79,17 @@ def without_reading() -> None:
     timing.read = read  # type: ignore[assignment]
 
 
-def keeping_time_words() -> None:
-    """Recall with windows, but the query's time words kept as keywords too (a variant)."""
+def stripping_time_words() -> None:
+    """Recall with windows and the query's time words taken out of the keywords (a variant)."""
     read = timing.read
 
-    async def kept(store: Any, req: RecallInput, now: Any) -> timing.Reading:
+    async def stripped(store: Any, req: RecallInput, now: Any) -> timing.Reading:
         reading = await read(store, req, now)
-        return timing.Reading(reading.window, reading.source, reading.text, req.query)
+        query = req.query or ""
+        words = without(query, mentions(query, Reference.of(Occurred.at(req.asOf or now))))
+        return timing.Reading(reading.window, reading.source, reading.text, words)
 
-    timing.read = kept  # type: ignore[assignment]
+    timing.read = stripped  # type: ignore[assignment]
 
 
 async def main_async(
@@ -119,7 +122,7 @@ def main() -> None:
     parser.add_argument("--conversations", default=DEV_HALF)
     parser.add_argument("--weights", default="1", help="time weights to try, comma-separated")
     parser.add_argument("--no-reading", action="store_true", help="recall as before time windows")
-    parser.add_argument("--keep-time-words", action="store_true", help="variant: time words stay keywords")
+    parser.add_argument("--strip-time-words", action="store_true", help="variant: time words leave keywords")
     parser.add_argument("--misses", action="store_true", help="print the time-naming questions missed")
     parser.add_argument("--dates-only", action="store_true", help="only the graph with dates")
     args = parser.parse_args()
@@ -127,8 +130,8 @@ def main() -> None:
         parser.error("--data: the path of data/locomo10.json from snap-research/LoCoMo")
     if args.no_reading:
         without_reading()
-    if args.keep_time_words:
-        keeping_time_words()
+    if args.strip_time_words:
+        stripping_time_words()
     samples = chosen(json.loads(args.data.read_text()), args.conversations)
     with neo4j_settings() as settings:
         weights = [float(w) for w in args.weights.split(",")]

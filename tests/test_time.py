@@ -139,9 +139,7 @@ async def test_from_to_is_the_window_and_favours_its_memories_over_better_keywor
     }
 
 
-async def test_a_window_with_no_memories_changes_nothing_but_the_keywords(
-    memory: MemoryService, graph: str
-) -> None:
+async def test_a_window_with_no_memories_changes_nothing(memory: MemoryService, graph: str) -> None:
     stored = await memory.remember(
         RememberInput(text="the garden party", occurredAt="2023-05-08", graph=graph)
     )
