@@ -5,8 +5,8 @@ of them written the next day and saying so ("Yesterday I went hiking..."), and a
 clock says 31 December 2025, 18:00 UTC, so "last week" and "yesterday" are read against it. Each
 question has the set of memories that answer it; for each we report
 
-- precision@10: the share of the top 10 (or of the top n when fewer answer) that answer it;
-- recall@50: the share of the answers among the top 50.
+- precision@n: the share of the top n that answer it, n the number of answers (10 at most);
+- recall@10 and recall@50: the share of the answers among the top 10 and the top 50.
 
 `--no-reading` asks as the recall before time windows did (time words as keywords, no window).
 
@@ -88,19 +88,20 @@ QUESTIONS: list[tuple[str, Callable[[date, str], bool]]] = [
 ]
 
 
-async def run(memory: MemoryService, graph: str) -> list[tuple[str, float, float, int]]:
+async def run(memory: MemoryService, graph: str) -> list[tuple[str, float, float, float, int]]:
     days = year_of_days()
     receipts = await memory.remember_many(
         [RememberInput(text=text, occurredAt=occurred, graph=graph) for _, _, text, occurred in days]
     )
-    rows: list[tuple[str, float, float, int]] = []
+    rows: list[tuple[str, float, float, float, int]] = []
     for question, answers in QUESTIONS:
         wanted = {r.id for r, (d, kind, _, _) in zip(receipts, days, strict=True) if answers(d, kind)}
         result = await memory.recall(RecallInput(query=question, limit=50, graph=graph))
         ids = [m.id for m in result.memories]
         top = ids[: min(10, len(wanted))]
         precision = sum(i in wanted for i in top) / len(top) if top else 0.0
-        rows.append((question, precision, sum(i in wanted for i in ids) / len(wanted), len(wanted)))
+        top10 = sum(i in wanted for i in ids[:10]) / len(wanted)
+        rows.append((question, precision, top10, sum(i in wanted for i in ids) / len(wanted), len(wanted)))
     return rows
 
 
@@ -114,12 +115,11 @@ async def main_async(settings: Any) -> None:
     finally:
         await memory.close()
         await services.close()
-    print(f"{'question':52}{'precision@10':>14}{'recall@50':>11}{'answers':>9}")
-    for question, precision, recall, n in rows:
-        print(f"{question:52}{precision:14.2f}{recall:11.2f}{n:9d}")
-    print(
-        f"{'mean':52}{sum(r[1] for r in rows) / len(rows):14.2f}{sum(r[2] for r in rows) / len(rows):11.2f}"
-    )
+    print(f"{'question':52}{'precision@n':>12}{'recall@10':>11}{'recall@50':>11}{'answers':>9}")
+    for question, precision, top10, top50, n in rows:
+        print(f"{question:52}{precision:12.2f}{top10:11.2f}{top50:11.2f}{n:9d}")
+    means = [sum(r[k] for r in rows) / len(rows) for k in (1, 2, 3)]
+    print(f"{'mean':52}{means[0]:12.2f}{means[1]:11.2f}{means[2]:11.2f}")
 
 
 def main() -> None:
