@@ -10,7 +10,8 @@ is found by keywords as before.
 At recall, `EmbeddingService.semantic` returns the graph's memories nearest to the query (seeds for the walk, like
 keyword hits) and a similarity for each candidate: the larger of its own cosine and SPREAD * its
 window neighbours' (a turn is found through the turns around it, as the keyword window does), divided
-by the best candidate's. README (*Recall*) gives the formula; bench/README.md the figures.
+by the best candidate's. services/ranking.py holds the formula and its weights (README: *Recall*);
+bench/README.md the figures.
 
 The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
 few cores its batches yield to requests (remember's latency rose by half with the worker at normal
@@ -31,13 +32,12 @@ import threading
 from collections.abc import Awaitable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
+from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Reader, Row, Store
+from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, similarities
 
-SEEDS = 20  # the graph's nearest memories that join recall's candidates
-OVERFETCH = 10  # the index is asked for SEEDS * OVERFETCH of every graph, then filtered to the graph
-SPREAD = 0.7  # a memory's similarity is at least SPREAD * its nearest window neighbour's
 BATCH = 64  # memories a worker claims and encodes at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 10_000  # memories marked per statement when the backlog is filled at start-up
@@ -127,36 +127,19 @@ class EmbeddingService:
         return asyncio.ensure_future(asyncio.to_thread(lambda: encoder.encode([query])[0]))
 
     async def semantic(self, graph: str, vector: list[float], hit_ids: Sequence[str]) -> Semantic:
-        """The graph's SEEDS memories nearest to `vector`, and the similarity of those and `hit_ids`."""
-        seeds = await self.nearest(graph, vector, SEEDS)
+        """The graph's SEMANTIC_SEEDS memories nearest to `vector`, and the similarity of those and
+        `hit_ids` (ranking.similarities)."""
+        seeds = await self.nearest(graph, vector, SEMANTIC_SEEDS)
         ids = list(dict.fromkeys([*hit_ids, *(row["id"] for row in seeds)]))
-        rows = await self._store.run("embed/similarity", graph=graph, ids=ids, vector=vector)
-        return Semantic(seeds=seeds, similarity=_normalised(rows))
+        rows = await self._store.run("embed/similarity", graph=graph, ids=ids, vector=vector, reach=WINDOW)
+        return Semantic(seeds=seeds, similarity=similarities(rows))
 
     async def nearest(self, graph: str, vector: list[float], limit: int) -> list[Row]:
-        """The graph's `limit` memories nearest to `vector`: from the index, over-fetched and filtered to
-        the graph; exactly, over the graph's embedded memories, when other graphs crowd it out."""
-        rows = await self._store.run(
-            "embed/nearest", graph=graph, vector=vector, fetch=limit * OVERFETCH, limit=limit
-        )
-        if len(rows) < limit:
-            rows = await self._store.run("embed/nearest_exact", graph=graph, vector=vector, limit=limit)
-        return rows
+        """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index."""
+        return await self._store.run("embed/nearest", key=graph_key(graph), vector=vector, limit=limit)
 
 
 def _lowest_priority() -> None:
     """The calling thread yields the CPU to every other (Linux sets a nice value per thread)."""
     with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-
-
-def _normalised(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Each memory's similarity max(own, SPREAD * best neighbour's) as a cosine clipped at 0, divided
-    by the best; rows hold Neo4j's scale, (1 + cos) / 2."""
-    raw: dict[str, float] = {}
-    for row in rows:
-        own = [2 * row["own"] - 1] if row["own"] is not None else []
-        near = [SPREAD * (2 * s - 1) for s in row["near"]]
-        raw[row["id"]] = max([0.0, *own, *near])
-    best = max(raw.values(), default=0.0)
-    return {i: s / best for i, s in raw.items()} if best > 0 else {}

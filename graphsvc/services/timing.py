@@ -11,7 +11,7 @@ happened. The expressions stay in the keywords: taking them out cost 1.5 points 
 questions that name a time when memories carry no dates (turns say "in June" too), and keeping them
 costs nothing with dates (bench/README.md, *Time*). Memories whose times overlap the window join the
 candidates (hop 0)
-even without a keyword hit, and each memory scores `TIME_WEIGHT * overlap`: the largest fraction of
+even without a keyword hit, and each memory scores `ranking.TIME_WEIGHT * overlap`: the largest fraction of
 one of its times (when it happened, or a time it mentions) that lies inside the window.
 """
 
@@ -26,7 +26,6 @@ from graphsvc.domain.models import RecallInput, TimeWindow
 from graphsvc.domain.when import DAY_MS, Occurred, Reference, Span, mentions, window_of
 from graphsvc.services.ports import Reader, Row
 
-TIME_WEIGHT = 1.0  # the time term's weight in recall's score (README: scoring; bench/README.md, Time)
 TIME_SEEDS = 50  # memories of the window that join the candidates without a keyword hit
 REACH_MS = 366 * DAY_MS  # a memory whose times end later than this after the window: keywords only
 
