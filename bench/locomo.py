@@ -21,6 +21,11 @@ without category 5, and the mean remember and recall latency; forgets everything
 
     .venv/bin/python bench/locomo.py --data locomo10.json [--conversations 0-4] [--pollute]
 
+`--dates` passes each session's date (`session_N_date_time`, "1:56 pm on 8 May, 2023") as the
+`occurredAt` of its turns, so the times the turns mention ("last Friday") and the questions name
+("in May 2023") can be matched. Questions are also split by whether they name a time (`names a
+time`: recall reads a time expression in them, domain/when.py, against the benchmark's own clock).
+
 `--pollute` first fills the server with other tenants' data (bench/pollute.py: 100,000 memories of
 other graphs, one copy of these conversations' turns among them, and 10,000 copies of the turns
 remembered and forgotten), to show whether they move this graph's scores.
@@ -39,6 +44,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +56,7 @@ from pollute import pollute
 
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings, Settings
+from graphsvc.domain.when import ENGLISH, Occurred, Reference, mentions
 from graphsvc.services.keywords import keywords
 from graphsvc.services.term_stats import analyze
 from graphsvc.store.graph import GraphStore, create_driver
@@ -70,9 +77,29 @@ def turns(sample: dict) -> list[tuple[str, str, dict]]:
     return [(key, turn["dia_id"], turn) for key in keys for turn in conversation[key]]
 
 
-def remember_input(sample: dict, session: str, turn: dict) -> dict:
-    """One turn as the `remember` arguments an agent would send."""
+SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m) on (\d{1,2}) ([A-Za-z]+),? (\d{4})")
+
+
+def session_date(sample: dict, session: str) -> str:
+    """A session's `session_N_date_time` ("1:56 pm on 8 May, 2023") as an ISO instant."""
+    text = sample["conversation"][f"{session}_date_time"]
+    match = SESSION_DATE.search(text)
+    if match is None:
+        raise ValueError(f"{sample['sample_id']}/{session}: unreadable date {text!r}")
+    hour, minute, half, day, month, year = match.groups()
+    hour24 = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
+    number = ENGLISH.months[month.lower()]
+    return f"{year}-{number:02d}-{int(day):02d}T{hour24:02d}:{minute}:00Z"
+
+
+def names_a_time(question: str) -> bool:
+    return bool(mentions(question, Reference.of(Occurred.at(datetime.now(UTC)))))
+
+
+def remember_input(sample: dict, session: str, turn: dict, dates: bool = False) -> dict:
+    """One turn as the `remember` arguments an agent would send (with its session's date if `dates`)."""
     return {
+        **({"occurredAt": session_date(sample, session)} if dates else {}),
         "text": f"{turn['speaker']}: {turn['text']}",
         "tags": [session],
         "entities": [
@@ -131,7 +158,7 @@ async def pollute_server(settings: Any, samples: list[dict], live: int, forgotte
         await services.close()
 
 
-async def run(url: str, samples: list[dict], settings: Settings) -> None:
+async def run(url: str, samples: list[dict], settings: Settings, dates: bool = False) -> None:
     graph = f"locomo-{secrets.token_hex(4)}"
     recalled_at: dict[str, list[float]] = defaultdict(list)
     remember_s: list[float] = []
@@ -144,7 +171,7 @@ async def run(url: str, samples: list[dict], settings: Settings) -> None:
             for session, dia_id, turn in turns(sample):
                 started = time.perf_counter()
                 result = await client.call_tool(
-                    "remember", {**remember_input(sample, session, turn), "graph": graph}
+                    "remember", {**remember_input(sample, session, turn, dates), "graph": graph}
                 )
                 remember_s.append(time.perf_counter() - started)
                 assert not result.is_error, result.content
@@ -162,17 +189,20 @@ async def run(url: str, samples: list[dict], settings: Settings) -> None:
                 recall_s.append(time.perf_counter() - started)
                 ranked = [by_memory.get(m["id"]) for m in result.structured_content["memories"]]
                 shared = shared_words(qa["question"], [said[e] for e in evidence if e in said])
+                timed = "names a time" if names_a_time(qa["question"]) else "names no time"
                 for k in KS:
                     score = len(evidence & set(ranked[:k])) / len(evidence)
                     recalled_at[f"all@{k}"].append(score)
                     recalled_at[f"shared {shared}@{k}"].append(score)
+                    recalled_at[f"{timed}@{k}"].append(score)
                     recalled_at[f"{CATEGORIES[qa['category']]}@{k}"].append(score)
                     if qa["category"] != 5:
                         recalled_at[f"no-adversarial@{k}"].append(score)
             for memory_id in by_memory:
                 await client.call_tool("forget", {"id": memory_id, "graph": graph})
     print(f"{'':16}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + "   questions")
-    for name in ["all", "no-adversarial", *CATEGORIES.values(), "shared 0", "shared 1", "shared 2+"]:
+    names = ["all", "no-adversarial", *CATEGORIES.values(), "shared 0", "shared 1", "shared 2+"]
+    for name in [*names, "names a time", "names no time"]:
         rows = [recalled_at[f"{name}@{k}"] for k in KS]
         print(f"{name:16}" + "".join(f"{sum(r) / len(r):8.3f}" for r in rows) + f"   {len(rows[0])}")
     print(
@@ -195,6 +225,7 @@ def main() -> None:
         "--pollute", action="store_true", help="fill the server with other tenants' data first"
     )
     parser.add_argument("--embeddings", action="store_true", help="recall with the semantic signal on")
+    parser.add_argument("--dates", action="store_true", help="remember each turn with its session's date")
     parser.add_argument("--pollute-live", type=int, default=100_000)
     parser.add_argument("--pollute-forgotten", type=int, default=10_000)
     args = parser.parse_args()
@@ -207,7 +238,7 @@ def main() -> None:
         if args.pollute:
             asyncio.run(pollute_server(settings, samples, args.pollute_live, args.pollute_forgotten))
         with served(settings) as url:
-            asyncio.run(run(url, samples, settings))
+            asyncio.run(run(url, samples, settings, args.dates))
 
 
 if __name__ == "__main__":

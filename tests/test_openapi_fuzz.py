@@ -8,7 +8,8 @@ another graph, a memory that does not exist). A valid graph name in a request is
 token's graph, so that requests reach the services rather than stop at 403 (tests/test_access.py
 covers that refusal); invalid names are sent as generated. The one rule JSON Schema cannot state,
 `validFrom` not after `validTo` (in the field's description; tests/test_temporal.py covers its refusal),
-is kept by dropping a generated `validTo` that would break it (an equal one is an empty interval, kept).
+is kept by dropping a generated `validTo` that would break it (an equal one is an empty interval, kept);
+recall's `from` before `to` (tests/test_time.py) by dropping a generated `to` that would break it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from schemathesis.engine import Status, from_schema
 from schemathesis.engine.events import EngineEvent, NonFatalError, ScenarioFinished
 
 from graphsvc.domain.models import Graph, Instant
+from graphsvc.domain.when import parse_occurred
 from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.store.graph import GraphStore
 
@@ -87,6 +89,15 @@ def _reversed(start: object, end: object) -> bool:
         return False
 
 
+def _window_reversed(start: object, end: object) -> bool:
+    if start is None or end is None:
+        return False
+    try:
+        return parse_occurred(str(start)).span.start >= parse_occurred(str(end)).span.end
+    except ValueError:
+        return False
+
+
 def _into(graph: str) -> Callable[[HookContext, Case], Case]:
     """A map_case hook: valid graph names in the body, query and X-Graph-Id become `graph`."""
 
@@ -97,6 +108,8 @@ def _into(graph: str) -> Callable[[HookContext, Case], Case]:
         body = case.body
         if isinstance(body, MutableMapping) and _reversed(body.get("validFrom"), body.get("validTo")):
             del body["validTo"]
+        if isinstance(body, MutableMapping) and _window_reversed(body.get("from"), body.get("to")):
+            del body["to"]
         return case
 
     return point

@@ -11,6 +11,7 @@ from graphsvc.services.ranking import (
     SEMANTIC_WEIGHT,
     SPREAD,
     TEXT_WEIGHT,
+    TIME_WEIGHT,
     WINDOW,
     by_score_then_order,
     hop_of,
@@ -188,3 +189,13 @@ def test_a_window_holds_the_texts_of_window_memories_on_each_side() -> None:
     assert got["m3"] == [f"t{n}" for n in range(3 - WINDOW, 3 + WINDOW + 1)]
     assert got["m0"] == [f"t{n}" for n in range(WINDOW + 1)]
     assert got["m6"] == [f"t{n}" for n in range(6 - WINDOW, 7)]
+
+
+def test_a_memory_in_the_time_window_gains_the_time_weight_times_its_overlap() -> None:
+    walk = context(memory("in", 0), memory("partly", 0), memory("out", 0))
+    timely = {"in": 1.0, "partly": 0.25}
+    assert scores(walk, timely=timely) == {
+        "in": 1.0 + TIME_WEIGHT * 1.0,
+        "partly": 1.0 + TIME_WEIGHT * 0.25,
+        "out": 1.0,
+    }

@@ -5,6 +5,6 @@ OPTIONAL MATCH (m:Memory {graph: $graph, id: $id})
 OPTIONAL MATCH (t:Tombstone {graph: $graph, id: $id})
 WITH coalesce(m, t) AS node, m, t
 OPTIONAL MATCH (node)-[ib:IN_BATCH]->(b:Batch)
-RETURN m {.id, .graph, .text, .tags, .createdAt, .hash, .supersedes, .validFrom, .validTo,
+RETURN m {.id, .graph, .text, .tags, .createdAt, .hash, .supersedes, .validFrom, .validTo, .occurredAt,
           entities: [(m)-[:MENTIONS]->(e:Entity) | e.id]} AS memory,
        t {.*} AS tombstone, ib.proof AS proof, b {.*} AS batch

@@ -18,6 +18,9 @@ ENVELOPE_SCHEMA = "graphsvc.memory/v1"
 # v1 plus `supersedes` (sorted ids), `validFrom` and `validTo` (instants or null): the envelope of a
 # memory remembered with any of them, so the chain of updates is anchored too. Others stay v1.
 TEMPORAL_SCHEMA = "graphsvc.memory/v2"
+# v2 plus `occurredAt` (`YYYY`, `YYYY-MM`, `YYYY-MM-DD` or an instant): the envelope of a memory
+# remembered with when it happened. Others keep v1 or v2, so every stored hash still verifies.
+OCCURRED_SCHEMA = "graphsvc.memory/v3"
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -37,6 +40,7 @@ def memory_envelope(
     supersedes: Iterable[str] = (),
     valid_from: str | None = None,
     valid_to: str | None = None,
+    occurred_at: str | None = None,
 ) -> dict[str, object]:
     envelope: dict[str, object] = {
         "schema": ENVELOPE_SCHEMA,
@@ -54,6 +58,14 @@ def memory_envelope(
             "supersedes": predecessors,
             "validFrom": valid_from,
             "validTo": valid_to,
+        }
+    if occurred_at:
+        envelope |= {
+            "schema": OCCURRED_SCHEMA,
+            "supersedes": predecessors,
+            "validFrom": valid_from,
+            "validTo": valid_to,
+            "occurredAt": occurred_at,
         }
     return envelope
 
@@ -85,7 +97,7 @@ def content_key(
     temporal: Mapping[str, object] | None = None,
 ) -> str:
     """sha256 of what a memory says (not when or under which id): remember's idempotency key.
-    `temporal` (supersedes, validFrom, validTo) counts only when given, so older keys stay as they were."""
+    `temporal` (supersedes, validFrom, validTo, occurredAt) counts only when given, so older keys stay as they were."""
     content: dict[str, object] = {
         "graph": graph,
         "text": text,

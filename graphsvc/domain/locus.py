@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import AfterValidator, AliasChoices, Field, WithJsonSchema
@@ -27,6 +28,7 @@ from graphsvc.domain.models import (
     Query,
     has_words,
 )
+from graphsvc.domain.when import Occurred
 
 EventKind = Literal["fact", "action", "decision", "observation", "feedback"]
 Source = Literal["agent", "user", "system", "validator", "executor"]
@@ -42,6 +44,13 @@ _CONTEXT = re.compile(CONTEXT)
 CONTEXT_MAX = 200
 # Each context becomes a tag of the event's memory (32 at most): 4 lists of 7 and context_id make 29.
 LINKS_MAX = 7
+
+
+def occurred_at(timestamp: str | None) -> str | None:
+    """An event's unix seconds as the occurredAt instant (`YYYY-MM-DDTHH:MM:SS.mmmZ`)."""
+    if timestamp is None:
+        return None
+    return Occurred.at(datetime.fromtimestamp(float(timestamp), UTC)).text
 
 
 def _check_context(value: str) -> str:
@@ -116,8 +125,9 @@ class StoreEventInput(ContractInput):
     extends: ContextIds = Field(default_factory=list)
     contradicts: ContextIds = Field(default_factory=list)
     related_to: ContextIds = Field(default_factory=list)
-    timestamp: Annotated[str, Field(pattern=r"^\d{1,12}(\.\d+)?$")] | None = Field(
-        default=None, description="Unix timestamp (seconds) as a string"
+    timestamp: Annotated[str, Field(pattern=r"^\d{1,11}(\.\d+)?$")] | None = Field(
+        default=None,
+        description="Unix timestamp (seconds) as a string; the memory's occurredAt (up to 11 digits)",
     )
     graph: Graph = DEFAULT_GRAPH
 

@@ -27,6 +27,8 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
+from graphsvc.domain.when import MAX_YEAR, MIN_YEAR, Occurred, Span, parse_occurred
+
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
 RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState", "ApiToken"})
@@ -223,6 +225,31 @@ Id = Annotated[str, Field(min_length=1, max_length=300)]
 # An ISO 8601 instant; one without a timezone is taken as UTC. Stored as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 Instant = Annotated[datetime, AfterValidator(_utc)]
 MemoryId = Annotated[str, Field(pattern=MEMORY_ID, description="Id of the Memory node (mem_...)")]
+# A year, month, day or instant (domain/when.py), kept with its precision: `2023`, `2023-05`,
+# `2023-05-07`, or an instant stored as `YYYY-MM-DDTHH:MM:SS.mmmZ` (no timezone: UTC). The published
+# pattern holds the calendar (30 February, leap days), so a value that keeps to it is never refused
+# (but for an offset that moves an instant out of the years 1000-9999).
+_YEAR = r"[1-9][0-9]{3}"
+_DAY = (
+    rf"{_YEAR}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+    r"|02-(0[1-9]|1[0-9]|2[0-8]))"
+    r"|([1-9][0-9](0[48]|[2468][048]|[13579][26])|(1[26]|[2468][048]|[3579][26])00)-02-29"
+)
+_TIME = (
+    r"[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
+)
+WHEN = rf"^({_YEAR}(-(0[1-9]|1[0-2]))?|({_DAY})({_TIME})?)$"
+
+
+def _when(value: str) -> str:
+    return parse_occurred(value).text
+
+
+When = Annotated[
+    str,
+    Field(min_length=4, max_length=40, json_schema_extra={"pattern": WHEN}),
+    AfterValidator(_when),
+]
 
 
 class ContractInput(BaseModel):
@@ -275,7 +302,16 @@ class RememberInput(ContractInput):
         description="When the fact stops holding (default: never); not before validFrom "
         "(equal to it: an empty interval, holding at no instant)",
     )
+    occurredAt: When | None = Field(
+        default=None,
+        description="When what it tells happened: 2023, 2023-05, 2023-05-07 or an ISO 8601 instant "
+        "(default: when it is remembered)",
+    )
     graph: Graph = DEFAULT_GRAPH
+
+    @property
+    def occurred(self) -> Occurred | None:
+        return parse_occurred(self.occurredAt) if self.occurredAt else None
 
     @model_validator(mode="after")
     def _interval(self) -> RememberInput:
@@ -322,7 +358,32 @@ class RecallInput(ContractInput):
     limit: int = Field(default=10, ge=1, le=50)
     asOf: Instant | None = Field(default=None, description="Return what was valid then (default: now)")
     history: bool = Field(default=False, description="Also return superseded and expired memories")
+    from_: When | None = Field(
+        default=None,
+        alias="from",
+        description="Favour memories of this time on: 2023, 2023-05, 2023-05-07 or an instant "
+        "(default: the time the query names, if any)",
+    )
+    to: When | None = Field(
+        default=None,
+        description="... until the end of this year, month, day (inclusive) or instant (default: open)",
+    )
     graph: Graph = DEFAULT_GRAPH
+
+    @property
+    def window(self) -> Span | None:
+        """The explicit window, `from`'s start to `to`'s end; None when neither is given."""
+        if self.from_ is None and self.to is None:
+            return None
+        start = parse_occurred(self.from_ or str(MIN_YEAR)).span.start
+        return Span(start, parse_occurred(self.to or str(MAX_YEAR)).span.end)
+
+    @model_validator(mode="after")
+    def _from_before_to(self) -> RecallInput:
+        window = self.window
+        if window is not None and window.start >= window.end:
+            raise ValueError("from must be before to")
+        return self
 
     @field_validator("entity")
     @classmethod
@@ -446,12 +507,29 @@ class RecalledMemory(ContractOutput):
     supersededBy: list[str] = Field(
         default_factory=list, exclude_if=lambda v: not v, description="Memories that replace this one"
     )
+    occurredAt: str | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class TimeWindow(ContractOutput):
+    """The window recall favoured: read from the query's words ("last week") or given as from/to."""
+
+    from_: str = Field(validation_alias="from", serialization_alias="from", description="Start (inclusive)")
+    to: str = Field(description="End (exclusive)")
+    source: Literal["query", "explicit"]
+    text: str | None = Field(default=None, description="The query's words it was read from")
+
+    @classmethod
+    def of(cls, span: Span, source: Literal["query", "explicit"], text: str | None = None) -> TimeWindow:
+        start, end = span.iso()
+        return cls(from_=start, to=end, source=source, text=text)
 
 
 class RecallResult(ContractOutput):
     memories: list[RecalledMemory]
     relations: list[str]
     contextTruncated: bool
+    # Only when recall read a time window (from the query or from/to): otherwise the seed's shape.
+    window: TimeWindow | None = Field(default=None, exclude_if=lambda v: v is None)
     # The context graph behind `relations`, kept for the text rendering (not serialised).
     _nodes: list[str] = PrivateAttr(default_factory=list)
     _edges: list[tuple[str, str, str]] = PrivateAttr(default_factory=list[tuple[str, str, str]])

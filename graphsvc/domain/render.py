@@ -42,8 +42,8 @@ def _edges_line(edges: list[str]) -> str:
 
 
 def _when(memory: RecalledMemory) -> str:
-    """Validity, when the memory has any: its interval, and what superseded it."""
-    notes: list[str] = []
+    """When it happened, and validity, when the memory has them: its interval, what superseded it."""
+    notes: list[str] = [f"occurred {memory.occurredAt}"] if memory.occurredAt else []
     if memory.validFrom or memory.validTo:
         notes.append(f"valid {memory.validFrom or '…'} to {memory.validTo or '…'}")
     if memory.supersededBy:
@@ -54,6 +54,10 @@ def _when(memory: RecalledMemory) -> str:
 def recall_text(result: RecallResult) -> str:
     count = len(result.memories)
     lines = [f"Recalled {plural(count, 'memory', 'memories')}" + (":" if count else ".")]
+    if result.window is not None:
+        window = result.window
+        read = f"read from {window.text!r}" if window.text else "from/to"
+        lines[0] = lines[0][:-1] + f" (time window {window.from_} to {window.to}, {read})" + lines[0][-1]
     for n, memory in enumerate(result.memories, 1):
         lines.append(
             f"{n}. {clip(memory.text, 120)}  (score {memory.score:.2f}, hop {memory.distance}){_when(memory)}"

@@ -6,11 +6,13 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Literal
 
 from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
 from graphsvc.domain.models import Edge, EntityIn, EntityOut, RememberInput, RememberReceipt, RememberResult
 from graphsvc.domain.render import clip
+from graphsvc.services import timing
 from graphsvc.services.keywords import graph_key
 
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
@@ -36,6 +38,7 @@ class Draft:
     digest: str
     key: str
     temporal: Mapping[str, Any]  # _temporal(req): stored as hashed
+    times: Mapping[str, Any]  # timing.stamp: when it happened and the times it mentions (derived)
     triples: tuple[Triple, ...] = ()
 
     @classmethod
@@ -69,6 +72,7 @@ class Draft:
                 supersedes=req.supersedes,
                 valid_from=temporal.get("validFrom"),
                 valid_to=temporal.get("validTo"),
+                occurred_at=temporal.get("occurredAt"),
             ),
             key=content_key(
                 graph=req.graph,
@@ -79,6 +83,7 @@ class Draft:
                 temporal=temporal,
             ),
             temporal=temporal,
+            times=timing.stamp(req.occurred, datetime.fromisoformat(created_at), req.text),
         )
 
     @property
@@ -112,6 +117,7 @@ class Draft:
                 "contentKey": self.key,
                 "graphKey": graph_key(self.req.graph),
                 **self.temporal,
+                **self.times,
                 **self.extra,
             },
             "entities": [
@@ -160,5 +166,6 @@ def _temporal(req: RememberInput) -> dict[str, Any]:
         "supersedes": sorted(set(req.supersedes)) or None,
         "validFrom": format_timestamp(req.validFrom) if req.validFrom else None,
         "validTo": format_timestamp(req.validTo) if req.validTo else None,
+        "occurredAt": req.occurredAt,
     }
     return {k: v for k, v in given.items() if v is not None}

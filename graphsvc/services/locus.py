@@ -29,6 +29,7 @@ from graphsvc.domain.locus import (
     RetrieveResult,
     StoreEventInput,
     StoreEventResult,
+    occurred_at,
 )
 from graphsvc.domain.models import EntityIn, RecallInput, RememberInput
 from graphsvc.services.memory import MemoryService
@@ -73,6 +74,7 @@ class LocusService:
                 text=req.text(),
                 entities=[EntityIn(label="Context", name=c) for c in contexts],
                 tags=[req.event_kind, f"source:{req.source}", *map(_words, contexts)],
+                occurredAt=occurred_at(req.timestamp),
                 graph=req.graph,
             ),
             links=links,

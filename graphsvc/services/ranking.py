@@ -3,9 +3,9 @@
 The score of a memory the walk reached within `hops` (README: *Recall*):
 
     score = TEXT_WEIGHT * text * named + 1 / (1 + hop) + min(1, sum 1 / degree(e))
-            + SEMANTIC_WEIGHT * similarity
+            + SEMANTIC_WEIGHT * similarity + TIME_WEIGHT * overlap
 
-with TEXT_WEIGHT 2 and SEMANTIC_WEIGHT 1.5 (the README writes them as numbers), where:
+with TEXT_WEIGHT 2, SEMANTIC_WEIGHT 1.5 and TIME_WEIGHT 1 (the README writes them as numbers), where:
 
 - `text`: the memory's keyword score divided by the best keyword hit's (`text_scores`; 0 for a memory
   that is not a hit). The keyword score is BM25 over the graph's own term statistics
@@ -25,6 +25,9 @@ with TEXT_WEIGHT 2 and SEMANTIC_WEIGHT 1.5 (the README writes them as numbers), 
   s = max(0, cos(q, m), SPREAD * cos(q, n) for n in m's embedded window neighbours) (`similarities`).
   The candidates are the keyword hits and the graph's SEMANTIC_SEEDS memories nearest to the query,
   which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
+- `overlap` (only when recall reads a time window: services/timing.py, which computes it): the largest
+  fraction of one of the memory's times (when it happened, or a time its text mentions) inside the
+  window; the window's memories join the walk as hop-0 seeds (TIME_SEEDS there).
 
 Scores are rounded to 4 decimals. Equal scores: nearer first (hop), then keyword hits in their own
 order (their keyword score, then remember order: `by_score_then_order`) before memories that are not
@@ -48,6 +51,9 @@ TEXT_WEIGHT = 2.0  # the weight of the (normalised, named-boosted) keyword score
 NAMED_BOOST = 1.3  # text score factor for a memory that mentions an entity the query names
 SEMANTIC_WEIGHT = 1.5  # the weight of a memory's query similarity when embeddings are on
 SEMANTIC_SEEDS = 20  # the graph's memories nearest to the query that join recall's candidates
+TIME_WEIGHT = (
+    1.0  # the weight of a memory's time overlap with the window a query names (bench/README.md, Time)
+)
 SPREAD = 0.7  # a memory's similarity is at least SPREAD * its nearest window neighbour's
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)
 
@@ -103,10 +109,11 @@ def ranked(
     hops: int,
     semantic: dict[str, float],
     keep: set[str] | None = None,
+    timely: dict[str, float] | None = None,
 ) -> list[tuple[float, int, str]]:
     """The memories of the context within `hops`, best first, as (score, hop, id): `text` as
     `text_scores` gives it (in the hits' order), `named` the entities the query names, `semantic` as
-    `similarities`. Only the memories in `keep` (those valid at the instant asked), unless it is None
+    `similarities`, `timely` as timing.overlaps gives it. Only the memories in `keep` (those valid at the instant asked), unless it is None
     (history)."""
     support, boosted = _support(context, named)
     order = {memory_id: n for n, memory_id in enumerate(text)}
@@ -123,6 +130,7 @@ def ranked(
             + 1.0 / (1 + hop)
             + min(1.0, support.get(node.id, 0.0))
             + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
+            + TIME_WEIGHT * (timely or {}).get(node.id, 0.0)
         )
         scored.append((-round(score, ROUNDING), hop, order.get(node.id, len(order)), node.id))
     scored.sort()

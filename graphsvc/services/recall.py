@@ -15,6 +15,7 @@ from typing import Any
 from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult
 from graphsvc.errors import InvalidInput, NotFound
+from graphsvc.services import timing
 from graphsvc.services.embeddings import EmbeddingService, Semantic
 from graphsvc.services.graph_walk import Node, Walk, detail, fetch_nodes, walk
 from graphsvc.services.keywords import keywords, lucene_query, named_in
@@ -52,12 +53,15 @@ class RecallService:
             raise InvalidInput("recall needs a query, an entity, or both")
         start = await self._anchor(req.graph, req.entity) if req.entity is not None else []
         vector = self._embeddings.encode_query(req.query) if self._embeddings else None
-        lucene = lucene_query(req.graph, req.query) if req.query else None
-        hits = await self._keyword_hits(req.graph, lucene, req.query or "") if lucene is not None else []
+        reading = await timing.read(self._store, req, self._clock())
+        query = reading.keywords
+        lucene = lucene_query(req.graph, query) if query else None
+        hits = await self._keyword_hits(req.graph, lucene, query or "") if lucene is not None else []
         text = text_scores(hits)
         start += [Node.from_row(row, 0) for row in hits]
         semantic = await self._semantic(req.graph, vector, list(text))
         start += [Node.from_row(row, 0) for row in semantic.seeds if row["id"] not in text]
+        start += await self._window_seeds(req.graph, reading, {n.id for n in start})
         context = await walk(
             self._store,
             req.graph,
@@ -70,13 +74,23 @@ class RecallService:
         validity = await self._validity(req.graph, context)
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        best = ranked(context, text, named, req.hops, semantic.similarity, keep)[: req.limit]
+        timely = timing.overlaps(reading.window, validity.values()) if reading.window else {}
+        best = ranked(context, text, named, req.hops, semantic.similarity, keep, timely)[: req.limit]
         await detail(self._store, req.graph, [context.nodes[memory_id] for _, _, memory_id in best])
         memories = [
             _recalled(context.nodes[memory_id], score, hop, validity[memory_id])
             for score, hop, memory_id in best
         ]
-        return _recall_result(context, memories)
+        result = _recall_result(context, memories)
+        result.window = reading.shown()
+        return result
+
+    async def _window_seeds(self, graph: str, reading: timing.Reading, seeded: set[str]) -> list[Node]:
+        """The memories of the window the request names that are not seeds already (hop 0)."""
+        if reading.window is None:
+            return []
+        rows = await timing.seeds(self._store, graph, reading.window)
+        return [Node.from_row(row, 0) for row in rows if row["id"] not in seeded]
 
     async def _anchor(self, graph: str, entity: str) -> list[Node]:
         """The anchor entity's nodes, one step before its memories (depth -1)."""
@@ -152,6 +166,7 @@ def _recalled(node: Node, score: float, hop: int, validity: dict[str, Any]) -> R
         validFrom=validity["validFrom"],
         validTo=validity["validTo"],
         supersededBy=sorted(s["id"] for s in validity["successors"]),
+        occurredAt=validity["occurredAt"],
     )
 
 

@@ -180,4 +180,5 @@ def _envelope(memory: Row) -> dict[str, Any]:
         supersedes=memory["supersedes"] or [],
         valid_from=memory["validFrom"],
         valid_to=memory["validTo"],
+        occurred_at=memory["occurredAt"],
     )

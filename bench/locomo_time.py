@@ -1,0 +1,142 @@
+"""LoCoMo's questions that name a time, in-process: the quick check behind recall's time weight.
+
+Ingests the development conversations twice through `remember_many` (one graph with each turn's
+session date as `occurredAt`, one without), then asks every question with `recall(limit=50)` at each
+time weight given, and prints R@10 per category and for the questions that name a time. The same
+turns, order and windows as bench/locomo.py (which goes through MCP, one `remember` per turn, and
+is the figure of record); `--no-reading` asks as the recall before time windows did (no window);
+`--strip-time-words` takes the query's time expressions out of its keywords (a variant, not kept). Several minutes on a busy machine.
+
+    .venv/bin/python bench/locomo_time.py [--weights 0,0.5,1,2] [--no-reading]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import neo4j_settings
+from locomo import CATEGORIES, DATA, DEV_HALF, chosen, names_a_time, remember_input, turns
+
+from graphsvc.app import Services
+from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.domain.when import Occurred, Reference, mentions, without
+from graphsvc.services import ranking, timing
+from graphsvc.services.memory import MemoryService
+
+BATCH = 100
+
+
+async def ingest(memory: MemoryService, samples: list[dict], graph: str, dates: bool) -> dict[str, str]:
+    """Every turn in conversation order; returns memory id -> dia_id."""
+    items = [
+        (dia_id, RememberInput.model_validate({**remember_input(s, session, turn, dates), "graph": graph}))
+        for s in samples
+        for session, dia_id, turn in turns(s)
+    ]
+    by_memory: dict[str, str] = {}
+    for at in range(0, len(items), BATCH):
+        chunk = items[at : at + BATCH]
+        receipts = await memory.remember_many([req for _, req in chunk])
+        by_memory |= {r.id or "": dia_id for r, (dia_id, _) in zip(receipts, chunk, strict=True)}
+    return by_memory
+
+
+async def ask(
+    memory: MemoryService, samples: list[dict], graph: str, by_memory: dict[str, str], misses: bool = False
+) -> dict:
+    recalled: dict[str, list[float]] = defaultdict(list)
+    for s in samples:
+        for qa in s["qa"]:
+            evidence = set(qa.get("evidence") or [])
+            if not evidence:
+                continue
+            result = await memory.recall(RecallInput(query=qa["question"], limit=50, graph=graph))
+            ranked = [by_memory.get(m.id) for m in result.memories][:10]
+            score = len(evidence & set(ranked)) / len(evidence)
+            timed = "names a time" if names_a_time(qa["question"]) else "names no time"
+            if misses and timed == "names a time" and score < 1:
+                window = result.window.model_dump() if result.window else None
+                print(f"  miss {score:.2f} {qa['question']!r} evidence {sorted(evidence)} window {window}")
+            for name in ("all", CATEGORIES[qa["category"]], timed):
+                recalled[name].append(score)
+    return {name: (sum(v) / len(v), len(v)) for name, v in recalled.items()}
+
+
+def without_reading() -> None:
+    """Recall as before time windows: the query whole, no window."""
+
+    async def read(store: Any, req: RecallInput, now: Any) -> timing.Reading:
+        return timing.Reading(None, None, None, req.query)
+
+    timing.read = read  # type: ignore[assignment]
+
+
+def stripping_time_words() -> None:
+    """Recall with windows and the query's time words taken out of the keywords (a variant)."""
+    read = timing.read
+
+    async def stripped(store: Any, req: RecallInput, now: Any) -> timing.Reading:
+        reading = await read(store, req, now)
+        query = req.query or ""
+        words = without(query, mentions(query, Reference.of(Occurred.at(req.asOf or now))))
+        return timing.Reading(reading.window, reading.source, reading.text, words)
+
+    timing.read = stripped  # type: ignore[assignment]
+
+
+async def main_async(
+    samples: list[dict], settings: Any, weights: list[float], misses: bool = False, dates_only: bool = False
+) -> None:
+    settings.deadline_s = 300  # a cold server on a busy machine
+    services = Services.build(settings)
+    await services.start()
+    try:
+        graphs = {}
+        for dates in (True,) if dates_only else (False, True):
+            graph = f"locomo-time-{secrets.token_hex(3)}"
+            graphs[dates] = (graph, await ingest(services.memory, samples, graph, dates))
+        names = ["all", *CATEGORIES.values(), "names a time", "names no time"]
+        print(f"{'run':28}" + "".join(f"{n:>14}" for n in names))
+        for weight in weights:
+            ranking.TIME_WEIGHT = weight
+            for dates, (graph, by_memory) in graphs.items():
+                got = await ask(services.memory, samples, graph, by_memory, misses and dates)
+                label = f"W {weight:g}, {'dates' if dates else 'no dates'}"
+                print(f"{label:28}" + "".join(f"{got[n][0]:14.3f}" for n in names), flush=True)
+        print(f"{'questions':28}" + "".join(f"{got[n][1]:14d}" for n in names))
+    finally:
+        await services.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA if DATA.exists() else None)
+    parser.add_argument("--conversations", default=DEV_HALF)
+    parser.add_argument("--weights", default="1", help="time weights to try, comma-separated")
+    parser.add_argument("--no-reading", action="store_true", help="recall as before time windows")
+    parser.add_argument("--strip-time-words", action="store_true", help="variant: time words leave keywords")
+    parser.add_argument("--misses", action="store_true", help="print the time-naming questions missed")
+    parser.add_argument("--dates-only", action="store_true", help="only the graph with dates")
+    args = parser.parse_args()
+    if args.data is None:
+        parser.error("--data: the path of data/locomo10.json from snap-research/LoCoMo")
+    if args.no_reading:
+        without_reading()
+    if args.strip_time_words:
+        stripping_time_words()
+    samples = chosen(json.loads(args.data.read_text()), args.conversations)
+    with neo4j_settings() as settings:
+        weights = [float(w) for w in args.weights.split(",")]
+        asyncio.run(main_async(samples, settings, weights, args.misses, args.dates_only))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Time in remember and recall: the times a memory is stored with, the window a query is read as,
+and the time term of recall's score (README, *When it happened*).
+
+Remember: a memory's time is its `occurredAt` (else when it was remembered); the time expressions of
+its text are resolved against it (domain/when.py) and stored beside it as the times it mentions.
+These are derived, not hashed: `occurredAt` alone joins the envelope.
+
+Recall: the window is `from`/`to` when given, else the hull of the time expressions of the query,
+read against `asOf` (else now), a month or day without a year inside when the graph's memories
+happened. The expressions stay in the keywords: taking them out cost 1.5 points of R@10 on LoCoMo's
+questions that name a time when memories carry no dates (turns say "in June" too), and keeping them
+costs nothing with dates (bench/README.md, *Time*). Memories whose times overlap the window join the
+candidates (hop 0)
+even without a keyword hit, and each memory scores `ranking.TIME_WEIGHT * overlap`: the largest fraction of
+one of its times (when it happened, or a time it mentions) that lies inside the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from graphsvc.domain.models import RecallInput, TimeWindow
+from graphsvc.domain.when import DAY_MS, Occurred, Reference, Span, mentions, window_of
+from graphsvc.services.ports import Reader, Row
+
+TIME_SEEDS = 50  # memories of the window that join the candidates without a keyword hit
+REACH_MS = 366 * DAY_MS  # a memory whose times end later than this after the window: keywords only
+
+
+def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> dict[str, Any]:
+    """The time properties a memory is stored with: its own span (`occurredFrom`, `occurredTo`:
+    occurredAt's, else the instant it was remembered), the spans its text mentions (`mentionFrom`,
+    `mentionTo`, parallel lists; absent when none) and their hull (`timeFrom`, `timeTo`, indexed)."""
+    own = occurred or Occurred.at(created_at)
+    spans = [m.span for m in mentions(text, Reference.of(own))]
+    hull = own.span
+    for span in spans:
+        hull = hull.hull(span)
+    stored: dict[str, Any] = {
+        "occurredFrom": own.span.start,
+        "occurredTo": own.span.end,
+        "timeFrom": hull.start,
+        "timeTo": hull.end,
+    }
+    if spans:
+        stored |= {"mentionFrom": [s.start for s in spans], "mentionTo": [s.end for s in spans]}
+    return stored
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How recall read a request's time: the window (None: no time named), where it came from, the
+    query's time expressions, and the query to search by keywords (None when the request has none)."""
+
+    window: Span | None
+    source: Literal["query", "explicit"] | None
+    text: str | None
+    keywords: str | None
+
+    def shown(self) -> TimeWindow | None:
+        """The window as the recall answer shows it."""
+        if self.window is None or self.source is None:
+            return None
+        return TimeWindow.of(self.window, self.source, self.text)
+
+
+async def read(store: Reader, req: RecallInput, now: datetime) -> Reading:
+    """Read `req`'s window: from/to, else the query's time expressions against asOf (else `now`)."""
+    query = req.query
+    reference = Occurred.at(req.asOf or now)
+    found = mentions(query, Reference.of(reference)) if query else []
+    if found and req.window is None:
+        found = mentions(query or "", Reference.of(reference, await _extent(store, req.graph)))
+    if req.window is not None:
+        return Reading(req.window, "explicit", None, query)
+    window = window_of(found)
+    text = ", ".join(m.text for m in found) or None
+    return Reading(window, "query" if window else None, text, query)
+
+
+async def _extent(store: Reader, graph: str) -> Span | None:
+    [row] = await store.run("memory/time_extent", graph=graph)
+    return Span(row["start"], row["end"]) if row["start"] is not None else None
+
+
+async def seeds(store: Reader, graph: str, window: Span) -> list[Row]:
+    """Up to TIME_SEEDS memories of the graph whose times overlap `window` (node rows of the walk)."""
+    return await store.run(
+        "memory/in_window",
+        graph=graph,
+        limit=TIME_SEEDS,
+        reach=REACH_MS,
+        **{"from": window.start, "to": window.end},
+    )
+
+
+def overlaps(window: Span, rows: Iterable[Row]) -> dict[str, float]:
+    """Each memory's time term before its weight: the largest fraction of one of its times inside
+    `window` (rows of memory/validity; a memory stored before times were kept has none)."""
+    scores: dict[str, float] = {}
+    for row in rows:
+        spans = list(zip(row.get("mentionFrom") or [], row.get("mentionTo") or [], strict=True))
+        if row.get("occurredFrom") is not None:
+            spans.append((row["occurredFrom"], row["occurredTo"]))
+        best = max((Span(start, end).overlap(window) for start, end in spans), default=0.0)
+        if best > 0:
+            scores[row["id"]] = best
+    return scores
