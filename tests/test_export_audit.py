@@ -61,7 +61,10 @@ async def _fill(memory: MemoryService, anchoring: AnchoringService, graph: str) 
     await memory.forget(IdInput(id=dropped, graph=graph))
     await anchoring.anchor_now(GraphInput(graph=graph))
     await memory.forget(IdInput(id=first[1], graph=graph))  # anchored: leaves a tombstone
-    third = [await remember(f"Gas on Monad was {n} gwei at noon", tags=["gas"]) for n in (50, 52)]
+    third = [  # one with when it happened (envelope v3)
+        await remember(f"Gas on Monad was {n} gwei at noon yesterday", tags=["gas"], occurredAt=when)
+        for n, when in ((50, None), (52, "2026-05-07"))
+    ]
     await anchoring.anchor_now(GraphInput(graph=graph))
     waiting = await remember("not anchored yet")
     return {"anchored": [first[0], first[2], update, *third], "waiting": waiting, "forgotten": first[1]}

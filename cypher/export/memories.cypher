@@ -10,7 +10,7 @@ WITH m
 ORDER BY m.graph, m.seq
 LIMIT $limit
 OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
-RETURN m {.id, .graph, .text, .tags, .createdAt, .hash, .seq, .supersedes, .validFrom, .validTo,
+RETURN m {.id, .graph, .text, .tags, .createdAt, .hash, .seq, .supersedes, .validFrom, .validTo, .occurredAt,
           entities: [(m)-[:MENTIONS]->(e:Entity) | e.id]} AS memory,
        b.root AS batch, b.status AS status, ib.proof AS proof,
        [(m)-[r]->(x) WHERE NOT x:Batch | {rel: type(r), to: x.id, id: r.id}] AS edges,

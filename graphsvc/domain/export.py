@@ -128,7 +128,7 @@ class Edge(_Line):
 class Envelope(_Line):
     """The shape of a memory's hashed envelope (domain/hashing.py), checked before an import."""
 
-    schema_: Literal["graphsvc.memory/v1", "graphsvc.memory/v2"] = Field(alias="schema")
+    schema_: Literal["graphsvc.memory/v1", "graphsvc.memory/v2", "graphsvc.memory/v3"] = Field(alias="schema")
     id: MemoryId
     graph: Graph
     text: str = Field(max_length=100_000)
@@ -138,6 +138,7 @@ class Envelope(_Line):
     supersedes: list[MemoryId] | None = Field(default=None, max_length=10_000)
     validFrom: Instant | None = None
     validTo: Instant | None = None
+    occurredAt: str | None = Field(default=None, max_length=40)  # v3: a year, month, day or instant
 
 
 class MemoryLine(_Line):
@@ -145,7 +146,7 @@ class MemoryLine(_Line):
     seq: Position
     id: MemoryId
     hash: Hex32
-    envelope: dict[str, Any] = Field(description="The hashed envelope (graphsvc.memory/v1 or v2)")
+    envelope: dict[str, Any] = Field(description="The hashed envelope (graphsvc.memory/v1, v2 or v3)")
     batch: Hex32 | None = Field(description="The root of its batch (null: not anchored yet)")
     proof: list[Hex32] = Field(max_length=64)
     edges: list[Edge]

@@ -46,6 +46,7 @@ NOT_PROPS = [
     "supersedes",
     "validFrom",
     "validTo",
+    "occurredAt",
     "window",
     "embedding",
     "embedClaim",
@@ -211,6 +212,7 @@ def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
         supersedes=m["supersedes"] or [],
         valid_from=m["validFrom"],
         valid_to=m["validTo"],
+        occurred_at=m["occurredAt"],
     )
     edges = sorted(
         (Edge(rel=e["rel"], to=e["to"], id=e["id"]) for e in row["edges"]),

@@ -247,6 +247,7 @@ def _memory_row(memory: MemoryLine, window: str) -> dict[str, Any]:
         "supersedes": envelope.get("supersedes") or None,
         "validFrom": envelope.get("validFrom"),
         "validTo": envelope.get("validTo"),
+        "occurredAt": envelope.get("occurredAt"),
     }
     return {
         "id": memory.id,
