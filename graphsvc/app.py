@@ -117,8 +117,7 @@ class Services:
             log.warning(
                 "upgraded %d graph(s) stored by an older version (keys, term statistics)", len(upgraded)
             )
-        if self.embeddings.on and (marked := await self.embeddings.backfill()):
-            log.warning("%d memories without an embedding joined the embedding backlog", marked)
+        await self.embeddings.start()
         [titled] = await self.store.run("anchor/title_batches")
         if titled["titled"]:
             log.warning("titled %d batch(es) sealed by an older version", titled["titled"])

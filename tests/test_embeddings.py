@@ -2,8 +2,9 @@
 
 Memories are embedded off the write path by a worker that claims batches; a memory not yet embedded is
 found by keywords; paraphrases that share no word with their memory are found with embeddings on and
-not without; the vector search keeps to the graph; a missing or corrupt model leaves recall to keywords
-and /health says so; /metrics shows the backlog; the embeddings are off by default."""
+not without; the vector search keeps to the graph; a missing or corrupt model, or an index of other dimensions,
+leaves recall to keywords and /health says so; /metrics shows the backlog; each vector names its model
+and another model embeds them again; the embeddings are on by default."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 from graphsvc.app import Services
 from graphsvc.config import AuthSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.models import RecallInput, RememberInput
-from graphsvc.encoder.minilm import MODEL_FILE, EncoderUnavailable, MiniLM, packaged
+from graphsvc.encoder.minilm import MODEL_FILE, MODEL_SHA256, EncoderUnavailable, MiniLM, packaged
 from graphsvc.services.embeddings import SEEDS, EmbeddingService
 from graphsvc.services.keywords import keywords
 from graphsvc.services.memory import MemoryService
@@ -208,8 +209,57 @@ async def test_memories_remembered_with_embeddings_off_join_the_backlog_at_start
     assert all(v is not None for v in (await _vectors(store, graph)).values()) and ids
 
 
-def test_embeddings_are_off_by_default() -> None:
+def test_embeddings_are_on_by_default_and_false_turns_them_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().embeddings.enabled is True
+    monkeypatch.setenv("GRAPHSVC_EMBEDDINGS_ENABLED", "false")
     assert Settings().embeddings.enabled is False
+
+
+@pytest.mark.neo4j
+async def test_each_vector_names_its_model_and_another_model_embeds_them_again(
+    semantic_memory: MemoryService,
+    embeddings: EmbeddingService,
+    encoder: MiniLM,
+    store: GraphStore,
+    graph: str,
+) -> None:
+    [made] = await _remember(semantic_memory, graph, ["a vector that names its model"])
+    await _drain(embeddings)
+    assert await _models(store, graph) == {made: encoder.model}
+    assert len(encoder.model) == 16 and MODEL_SHA256.startswith(encoder.model)
+    other = MiniLM(encoder._session, encoder._tokenizer, model="0123456789abcdef")
+    assert await EmbeddingService(store, other, "ok").backfill() >= 1  # every graph's: this one's too
+    await _drain(EmbeddingService(store, other, "ok"))
+    assert await _models(store, graph) == {made: "0123456789abcdef"}
+    await embeddings.backfill()
+    await _drain(embeddings)
+    assert await _models(store, graph) == {made: encoder.model}
+
+
+async def _models(store: GraphStore, graph: str) -> dict[str, str | None]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $graph}) RETURN m.id AS id, m.embeddingModel AS model",
+        graph=graph,
+        database_=store._database,
+    )
+    return {r["id"]: r["model"] for r in records}
+
+
+@pytest.mark.neo4j
+async def test_an_index_of_other_dimensions_leaves_recall_to_keywords_and_marks_nothing(
+    store: GraphStore, encoder: MiniLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Wider:
+        dimensions, model = 512, "wider"
+
+        def encode(self, texts: object) -> list[list[float]]:
+            raise AssertionError("never called")
+
+    service = EmbeddingService(store, Wider(), "ok")
+    await service.start()
+    assert service.status == "unavailable" and not service.on
+    assert "holds 384 dimensions and the model makes 512" in caplog.text
+    assert await service.embed_pending() == 0
 
 
 def _embedding_settings(settings: Settings, **embeddings: object) -> Settings:

@@ -88,7 +88,7 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
         "status": "ok",
         "neo4j": True,
         "chain": True,
-        "embeddings": "off",
+        "embeddings": "ok",
         "down": [],
     }
     assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200

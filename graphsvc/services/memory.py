@@ -33,9 +33,11 @@ from graphsvc.domain.models import (
     RememberInput,
     RememberReceipt,
     RememberResult,
+    ScoreParts,
 )
 from graphsvc.domain.render import clip
 from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound, Refused
+from graphsvc.services import fusion
 from graphsvc.services.embeddings import EmbeddingService, Semantic
 from graphsvc.services.graph_walk import Node, Walk, fetch_nodes, walk
 from graphsvc.services.group_commit import GroupCommit
@@ -61,9 +63,7 @@ FIELD_WEIGHTS = {"window": 1.0, "text": OWN_TEXT_WEIGHT, "tags": 1.0}  # as in k
 MAX_RELATIONS = 1000
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
-NAMED_BOOST = 1.3  # text score factor for a memory that mentions an entity the query names
 RETRY_WINDOW_S = 300  # a remember of the same content within it is a retry: the stored receipt answers
-SEMANTIC_WEIGHT = 1.5  # the weight of a memory's query similarity when embeddings are on (README: scoring)
 
 
 def new_id(prefix: str) -> str:
@@ -429,12 +429,11 @@ class MemoryService:
                 raise NotFound(f"no entity named {req.entity!r} in graph {req.graph!r}")
             start += [Node.from_row(row, -1) for row in await fetch_nodes(self._store, req.graph, ids)]
         vector = self._embeddings.encode_query(req.query) if self._embeddings else None
-        text_scores: dict[str, float] = {}
+        hits = _Hits()
         if lucene is not None:
             hits = await self._keyword_hits(req.graph, lucene, req.query or "")
-            best = max((row["score"] for row in hits), default=1.0) or 1.0
-            text_scores = {row["id"]: row["score"] / best for row in hits}
-            start += [Node.from_row(row, 0) for row in hits]
+            start += [Node.from_row(row, 0) for row in hits.rows]
+        text_scores = hits.scores
         semantic = await self._semantic(req.graph, vector, list(text_scores))
         start += [Node.from_row(row, 0) for row in semantic.seeds if row["id"] not in text_scores]
         context = await walk(
@@ -456,27 +455,31 @@ class MemoryService:
         validity = {row["id"]: row for row in found["rows"]}
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        ranked = _ranked(context, text_scores, named, req.hops, semantic.similarity, keep)[: req.limit]
+        evidence = _evidence(context, hits, named, req.hops, semantic, keep)
+        ranked = _ranked(evidence, list(hits.scores))[: req.limit]
         await self._detail(req.graph, [context.nodes[memory_id] for _, _, memory_id in ranked])
         memories = [
-            _recalled(context.nodes[memory_id], score, hop, validity[memory_id])
-            for score, hop, memory_id in ranked
+            _recalled(context.nodes[memory_id], parts, hop, validity[memory_id])
+            for parts, hop, memory_id in ranked
         ]
         return _recall_result(context, memories)
 
-    async def _keyword_hits(self, graph: str, lucene: str, query: str) -> list[dict[str, Any]]:
+    async def _keyword_hits(self, graph: str, lucene: str, query: str) -> _Hits:
         """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
-        statistics (Lucene's as they are for a graph whose statistics are not counted yet)."""
+        statistics (Lucene's as they are for a graph whose statistics are not counted yet), with the
+        query's attainable BM25 (services/fusion.py; the best hit's stands in without statistics)."""
         terms = [term for word in keywords(query) for term in analyze(word)]
         if not terms:  # stop words only: Lucene would match every memory of the graph by its graphKey
-            return []
+            return _Hits()
         [found] = await self._store.run(
             "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
         )
         rows: list[dict[str, Any]] = found["rows"]
         stats = GraphStats.from_row(found["stats"], found["pending"])
+        attainable = 0.0
         if stats is not None:
             scorer = QueryScorer(stats, terms, FIELD_WEIGHTS)
+            attainable = scorer.attainable()
             for row in rows:
                 tags: list[str] = row["tags"] or []
                 row["score"] = scorer.score(
@@ -487,7 +490,9 @@ class MemoryService:
                     }
                 )
             rows.sort(key=_by_score_then_order)
-        return rows[:KEYWORD_SEEDS]
+        rows = rows[:KEYWORD_SEEDS]
+        best = max((row["score"] for row in rows), default=0.0)
+        return _Hits(rows, attainable or (fusion.K1 + 1) * best)
 
     async def _semantic(
         self, graph: str, vector: Awaitable[list[float]] | None, hit_ids: list[str]
@@ -667,20 +672,29 @@ def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
     return start(row) <= moment and all(moment < end for end in ends)
 
 
-def _ranked(
+@dataclass(frozen=True)
+class _Hits:
+    """Recall's keyword hits, best first (graph/keyword_hits' rows, `score` their BM25), and the
+    query's attainable BM25 (services/fusion.py)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    attainable: float = 0.0
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return {row["id"]: row["score"] for row in self.rows}
+
+
+def _evidence(
     context: Walk,
-    text_scores: dict[str, float],
+    hits: _Hits,
     named: set[str],
     hops: int,
-    semantic: dict[str, float],
+    semantic: Semantic,
     keep: set[str] | None = None,
-) -> list[tuple[float, int, str]]:
-    """The memories of the context within `hops`, best first, as (score, hop, id).
-
-    score = 2·text·boost + 1/(1+hop) + min(1, Σ 1/degree(e)) over the entities that led to the
-    memory, + SEMANTIC_WEIGHT·similarity (embeddings on); boost is NAMED_BOOST when the memory mentions
-    an entity the query names, else 1. Only the memories in `keep` (those valid at the instant asked),
-    unless it is None (history)."""
+) -> dict[str, fusion.Evidence]:
+    """What recall knows of each memory of the context within `hops` (services/fusion.py). Only the
+    memories in `keep` (those valid at the instant asked), unless it is None (history)."""
     nodes = context.nodes
     support: dict[str, float] = {}
     boosted: set[str] = set()
@@ -693,39 +707,63 @@ def _ranked(
                 support[memory_id] = support.get(memory_id, 0.0) + 1.0 / max(entity.degree, 1)
             if other in named:
                 boosted.add(memory_id)
-    # Equal scores: keyword hits in their own order (their score, then remember order), then by id.
-    order = {memory_id: n for n, memory_id in enumerate(text_scores)}
-    scored: list[tuple[float, int, int, str]] = []
+    bm25 = hits.scores
+    seeds = {row["id"] for row in semantic.seeds}
+    found: dict[str, fusion.Evidence] = {}
     for node in nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
             continue
         if keep is not None and node.id not in keep:
             continue
         hop = hop_of(node.depth)
-        boost = NAMED_BOOST if node.id in boosted else 1.0
-        score = (
-            2.0 * text_scores.get(node.id, 0.0) * boost
-            + 1.0 / (1 + hop)
-            + min(1.0, support.get(node.id, 0.0))
-            + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
+        own, near = semantic.cosines.get(node.id, (None, None))
+        found_by = fusion.signals(keyword=node.id in bm25, meaning=node.id in seeds, walk=node.id in support)
+        found[node.id] = fusion.Evidence(
+            bm25=bm25.get(node.id, 0.0),
+            attainable=hits.attainable,
+            own=own,
+            near=near,
+            hop=hop,
+            support=support.get(node.id, 0.0),
+            named=node.id in boosted,
+            found_by=found_by,
         )
-        scored.append((-round(score, 4), hop, order.get(node.id, len(order)), node.id))
-    scored.sort()
-    return [(-score, hop, memory_id) for score, hop, _, memory_id in scored]
+    return found
 
 
-def _recalled(node: Node, score: float, hop: int, validity: dict[str, Any]) -> RecalledMemory:
-    """A ranked memory as recall answers it, with its validity (memory/validity's row)."""
+def _ranked(evidence: dict[str, fusion.Evidence], hits: Sequence[str]) -> list[tuple[fusion.Parts, int, str]]:
+    """The memories best first, as (score parts, hop, id); the score is services/fusion.py's. Equal
+    scores: nearer first, then keyword hits in their own order (`hits`: by score, then remember
+    order), then by id."""
+    order = {memory_id: n for n, memory_id in enumerate(hits)}
+    scored: list[tuple[float, int, int, str, fusion.Parts]] = []
+    for memory_id, found in evidence.items():
+        parts = fusion.fuse(found)
+        scored.append((-round(parts.total, 4), found.hop, order.get(memory_id, len(order)), memory_id, parts))
+    scored.sort(key=lambda row: row[:4])
+    return [(parts, hop, memory_id) for _, hop, _, memory_id, parts in scored]
+
+
+def _recalled(node: Node, parts: fusion.Parts, hop: int, validity: dict[str, Any]) -> RecalledMemory:
+    """A ranked memory as recall answers it, with its score's parts and its validity (memory/validity's
+    row)."""
     return RecalledMemory(
         id=node.id,
         text=node.text,
-        score=score,
+        score=round(parts.total, 4),
         distance=hop,
         anchorId=node.anchorId,
         tags=node.tags,
         validFrom=validity["validFrom"],
         validTo=validity["validTo"],
         supersededBy=sorted(s["id"] for s in validity["successors"]),
+        why=ScoreParts(
+            keyword=round(parts.keyword, 4),
+            meaning=round(parts.meaning, 4),
+            walk=round(parts.walk, 4),
+            named=parts.named,
+        ),
+        foundBy=list(parts.found_by),
     )
 
 
