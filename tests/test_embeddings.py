@@ -27,6 +27,7 @@ from graphsvc.services.keywords import keywords
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.term_stats import analyze
 from graphsvc.store.graph import GraphStore
+from tests import paraphrase_hard
 from tests.conftest import _serve
 from tests.paraphrase import OTHERS, PAIRS
 
@@ -329,3 +330,30 @@ async def test_the_worker_encodes_at_the_lowest_cpu_priority_and_queries_at_norm
     niceness = lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())  # noqa: E731
     assert await asyncio.get_running_loop().run_in_executor(background, niceness) == 19
     assert await asyncio.to_thread(niceness) == os.getpriority(os.PRIO_PROCESS, 0)
+
+
+@pytest.mark.neo4j
+async def test_a_graphs_nearest_memories_and_recall_do_not_move_beside_other_graphs(
+    semantic_memory: MemoryService, embeddings: EmbeddingService, encoder: MiniLM, graph: str
+) -> None:
+    texts = paraphrase_hard.ordered()[:40]
+    await semantic_memory.remember_many([RememberInput(text=t, graph=graph) for t in texts])
+    await _drain(embeddings)
+    questions = [q for _, q in paraphrase_hard.PAIRS[:6]]
+
+    async def seen() -> list[tuple[list[str], list[tuple[str, float]]]]:
+        answers = []
+        for question in questions:
+            [vector] = encoder.encode([question])
+            nearest = [row["id"] for row in await embeddings.nearest(graph, vector, SEEDS)]
+            result = await semantic_memory.recall(RecallInput(query=question, graph=graph, limit=10))
+            answers.append((nearest, [(m.id, m.score) for m in result.memories]))
+        return answers
+
+    alone = await seen()
+    # Other tenants: the same texts and near copies of them, many more than the graph's own.
+    crowd = [f"{t} ({n})" for n in range(8) for t in paraphrase_hard.ordered()]
+    for n, other in enumerate((f"{graph}-a", f"{graph}-b")):
+        await semantic_memory.remember_many([RememberInput(text=t, graph=other) for t in crowd[n::2]])
+    await _drain(embeddings)
+    assert await seen() == alone
