@@ -133,7 +133,7 @@ async def test_two_workers_racing_never_claim_the_same_memory(
         assert not first & second and first | second == set(ids)
         for worker, rows in enumerate(claims):
             stored = [{"graph": r["graph"], "id": r["id"], "vector": [1.0] + [0.0] * 383} for r in rows]
-            await store.run("embed/store", token=f"worker-{worker}", rows=stored)
+            await store.run("embed/store", token=f"worker-{worker}", rows=stored, model="test")
     assert await embeddings.backlog() == 0
 
 
@@ -151,12 +151,14 @@ async def test_a_dead_workers_claims_are_taken_again_once_their_lease_lapses(
     assert await embeddings.embed_pending() == 2  # the lapsed claims are taken again, the held one is not
     fake = [1.0] * 384
     [late] = await store.run(
-        "embed/store", token="dead", rows=[{"graph": graph, "id": lapsed[0], "vector": fake}]
+        "embed/store", token="dead", rows=[{"graph": graph, "id": lapsed[0], "vector": fake}], model="test"
     )
     assert late["stored"] == 0
     vectors = await _vectors(store, graph)
     assert vectors[held] is None and all(vectors[i] not in (None, fake) for i in lapsed)
-    [own] = await store.run("embed/store", token="alive", rows=[{"graph": graph, "id": held, "vector": fake}])
+    [own] = await store.run(
+        "embed/store", token="alive", rows=[{"graph": graph, "id": held, "vector": fake}], model="test"
+    )
     assert own["stored"] == 1
 
 

@@ -58,10 +58,10 @@ def test_the_score_is_the_weighted_sum_of_its_parts() -> None:
 
 
 def test_a_paraphrase_outranks_a_memory_sharing_one_common_word() -> None:
-    # The shape of issue 28's misses: "The user uses a standing desk" (shares "user") against "I stopped
-    # eating meat last year" (no word, close in meaning), both hop 0.
-    attainable = 1.5 * (idf(50) + idf(1))
-    distractor = fusion.Evidence(bm25=1.5 * idf(50) / 2.2, attainable=attainable, own=0.15)
+    # The shape of issue 28's misses: "The user uses a standing desk" (shares "user", in 400 of 1000
+    # memories) against "I stopped eating meat last year" (no word, close in meaning), both hop 0.
+    attainable = 1.5 * (idf(400) + idf(1))
+    distractor = fusion.Evidence(bm25=1.5 * idf(400) / 2.2, attainable=attainable, own=0.15)
     paraphrase = fusion.Evidence(own=0.45)
     assert fusion.fuse(paraphrase).total > fusion.fuse(distractor).total
 

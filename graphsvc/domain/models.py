@@ -441,7 +441,7 @@ class RememberBatchResult(ContractOutput):
 
 class ScoreParts(ContractOutput):
     """Why recall ranked a memory where it did: its score's terms (README: *Recall*, scoring).
-    score = 2 · keyword · (1.3 when named) + walk + 1.5 · meaning."""
+    score = 4 · keyword · (1.3 when named) + walk + 1.5 · meaning."""
 
     keyword: float = Field(description="Share of the query's keyword weight (idf mass) the memory holds, 0-1")
     meaning: float = Field(description="Closeness of meaning to the query, 0-1 (0 when embeddings are off)")

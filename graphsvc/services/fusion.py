@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 K1 = 1.2  # BM25's term saturation (services/term_stats.py scores with it)
-KEYWORD_WEIGHT = 2.0
+KEYWORD_WEIGHT = 4.0
 MEANING_WEIGHT = 1.5
 NAMED_BOOST = 1.3  # keyword factor for a memory that mentions an entity the query names
 SPREAD = 0.7  # a memory's closeness is at least SPREAD · its nearest window neighbour's cosine
 FLOOR = 0.2  # a cosine at or below it adds no meaning
-CEILING = 0.6  # a cosine at or above it is a full match of meaning
+CEILING = 0.55  # a cosine at or above it is a full match of meaning
 
 Signal = Literal["keyword", "meaning", "walk"]
 
