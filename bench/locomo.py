@@ -209,6 +209,7 @@ def main() -> None:
     print(f"{args.data}: conversations {', '.join(s['sample_id'] for s in samples)}")
     with neo4j_settings() as settings:
         settings.embeddings = EmbeddingsSettings(enabled=args.embeddings)
+        settings.deadline_s = 60  # on a loaded machine a cold server's first writes took over 10 s
         if args.pollute:
             asyncio.run(pollute_server(settings, samples, args.pollute_live, args.pollute_forgotten))
         with served(settings) as url:

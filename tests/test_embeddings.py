@@ -182,9 +182,28 @@ async def test_paraphrases_that_share_no_word_are_recalled_with_embeddings_and_n
         with_embeddings = await _recalled(semantic_memory, graph, question, limit=5)
         assert wanted in with_embeddings, question
         first += with_embeddings[0] == wanted
-    # A stray keyword hit can still come first ("Who got a *new* puppy?" and "The car needs *new* tyres"):
-    # the best keyword hit's text score is 1 however few words it shares (README: scoring).
-    assert first >= 8
+    # 10 of 10 measured (bench/README.md); until issue 28 "The car needs *new* tyres" came first for
+    # "Who got a *new* puppy?": the best keyword hit counted as a full match.
+    assert first >= 9
+
+
+@pytest.mark.neo4j
+async def test_the_hard_paraphrase_set_is_recalled_as_bench_readme_reports(
+    semantic_memory: MemoryService, memory: MemoryService, embeddings: EmbeddingService, graph: str
+) -> None:
+    texts = paraphrase_hard.ordered()
+    made = await semantic_memory.remember_many([RememberInput(text=t, graph=graph) for t in texts])
+    ids = {t: r.id for t, r in zip(texts, made, strict=True)}
+    await _drain(embeddings)
+    first = top5 = 0
+    for text, question in paraphrase_hard.PAIRS:
+        assert ids[text] not in await _recalled(memory, graph, question, limit=5)  # keywords alone
+        ranked = await _recalled(semantic_memory, graph, question, limit=5)
+        first += ranked[:1] == [ids[text]]
+        top5 += ids[text] in ranked
+    # Measured 9/46 and 22/46 (bench/README.md, *Meaning by default*): issue 28's targets, 0.85 and
+    # 0.95, are not met with this model; this holds what is reached.
+    assert first >= 8 and top5 >= 20, (first, top5)
 
 
 @pytest.mark.neo4j
