@@ -60,11 +60,12 @@ async def measure(store: GraphStore, chain: AnchorContract, count: int) -> tuple
     )
     anchoring = AnchoringService(store, chain, receipt_timeout_s=60)
     started = time.perf_counter()
-    fence = await anchoring.acquire()
-    batch = await anchoring.seal(graph, fence)
+    assert anchoring.batches is not None
+    fence = await anchoring.lease.acquire()
+    batch = await anchoring.batches.seal(graph, fence)
     sealed_s = time.perf_counter() - started
-    result = anchoring._anchored(await anchoring.advance(batch, fence))
-    await anchoring.release()
+    result = anchoring.anchored(await anchoring.batches.advance(batch, fence))
+    await anchoring.lease.release()
     anchored_s = time.perf_counter() - started
     print(f"  seal {sealed_s * 1000:.0f} ms, then chain {(anchored_s - sealed_s) * 1000:.0f} ms")
     await chain.w3.provider.make_request("anvil_mine", ["0x2"])  # type: ignore[arg-type]

@@ -8,11 +8,11 @@ HTTP (/mcp), /health, the standalone verifier page at /verify, and Neo4j Browser
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from importlib import resources
 from importlib.metadata import version
 from typing import Literal
@@ -25,22 +25,24 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, EmbeddingsSettings, Settings
-from graphsvc.domain.models import GraphInput
 from graphsvc.encoder.minilm import MiniLM
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
-from graphsvc.mcpserver.server import create_mcp_server, transport_security
+from graphsvc.http import edge, observe
+from graphsvc.mcpserver.server import create_mcp_server, sse_routes, transport_security
 from graphsvc.metrics import CONTENT_TYPE, Metrics
-from graphsvc.rest import edge, observe, routes
+from graphsvc.rest import routes
+from graphsvc.services import background
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.operations import Backends
+from graphsvc.services.worker import Worker
 from graphsvc.store.graph import GraphStore, Observer, create_driver
 
 STARTUP_WAIT_S = 60
 VERSION = version("graphsvc")
-RECONCILE_RETRY_S = 2.0
 HEALTH_TIMEOUT_S = 3.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 log = logging.getLogger("graphsvc")
@@ -76,6 +78,7 @@ class Services:
     locus: LocusService
     settings: Settings
     embeddings: EmbeddingService
+    workers: dict[str, Worker] = field(default_factory=dict[str, Worker])
 
     @classmethod
     def build(cls, settings: Settings, observe: Observer | None = None) -> Services:
@@ -100,27 +103,37 @@ class Services:
         )
         access = AccessService(store, required=bool(settings.auth.required))
         embeddings = build_embeddings(settings.embeddings, store)
-        memory = MemoryService(store, embeddings=embeddings)
+        memory = MemoryService(store, embeddings=embeddings, deadline_s=deadline)
         locus = LocusService(memory, store)
-        return cls(store, memory, anchoring, chain, access, locus, settings, embeddings)
+        services = cls(store, memory, anchoring, chain, access, locus, settings, embeddings)
+        services.workers = services._background()
+        return services
+
+    def _background(self) -> dict[str, Worker]:
+        """The background loops, each run by a Worker (services/worker.py), by their metrics name."""
+        workers = {"term_stats": self.memory.folder.worker}
+        if self.chain is not None:
+            workers["reconcile"] = Worker(
+                "reconcile", partial(background.reconcile, self.anchoring), interval_s=None
+            )
+            if (every := background.anchor_interval(self.settings.chain)) is not None:
+                step = partial(background.anchor_due, self.store, self.anchoring, self.settings.chain)
+                workers["anchoring"] = Worker("anchoring", step, interval_s=every)
+        if self.embeddings.on:
+            interval = self.settings.embeddings.interval_s
+            workers["embeddings"] = Worker("embeddings", self.embeddings.embed_pending, interval_s=interval)
+        return workers
 
     async def start(self) -> None:
         """Schema first (waiting, bounded, for Neo4j); then auth, the chain check and reconciliation.
 
         Raises:
-            NotConfigured: listening beyond loopback without auth, or the configured contract has no
-                code on the configured chain.
+            NotConfigured: a newer graphsvc's schema wrote the database, listening beyond loopback
+                without auth, or the configured contract has no code on the configured chain.
         """
         await self._apply_schema()
-        upgraded = await self.memory.upgrade()
-        if upgraded:
-            log.warning(
-                "upgraded %d graph(s) stored by an older version (keys, term statistics)", len(upgraded)
-            )
+        await self.memory.start()
         await self.embeddings.start()
-        [titled] = await self.store.run("anchor/title_batches")
-        if titled["titled"]:
-            log.warning("titled %d batch(es) sealed by an older version", titled["titled"])
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:
@@ -136,12 +149,15 @@ class Services:
         embeddings = self.embeddings.status
         down = [name for name, ok in (("neo4j", neo4j), ("chain", chain)) if ok is False]
         down += ["embeddings"] if embeddings == "unavailable" else []
+        workers = {name: worker.state() for name, worker in self.workers.items()}
+        states = {n: {"ok": w.ok, "lastSuccessAgeS": w.last_success_age_s} for n, w in workers.items()}
         return {
             "status": "degraded" if down else "ok",
             "neo4j": neo4j,
             "chain": chain,
             "embeddings": embeddings,
             "down": down,
+            "workers": states,
         }
 
     async def _chain_answers(self) -> bool | None:
@@ -154,47 +170,9 @@ class Services:
             return False
         return True
 
-    async def reconcile(self) -> None:
-        """Finish the batches a stopped process left (a dead replica's lease lapses within its TTL):
-        retried every few seconds until it succeeds once, in the background of serving."""
-        while True:
-            try:
-                finished = await self.anchoring.reconcile()
-                if finished:
-                    log.warning("reconciled %d unfinished batch(es) at start-up", len(finished))
-                return
-            except GraphsvcError as e:  # another replica holds the lease, or the chain is away
-                log.info("unfinished batches wait: %s", e)
-            except Exception:  # a batch that cannot be finished must not stop the service
-                log.exception("reconciling unfinished batches failed; retrying")
-            await asyncio.sleep(RECONCILE_RETRY_S)
-
-    async def auto_anchor(self) -> None:
-        """Anchor every N seconds, or as soon as M memories are pending (whichever is configured)."""
-        chain = self.settings.chain
-        interval = chain.auto_interval_s or 5.0
-        while True:
-            await asyncio.sleep(interval)
-            for row in await self.store.run("anchor/pending_graphs"):
-                due = chain.auto_interval_s or row["pending"] >= chain.auto_pending
-                if due:
-                    try:
-                        await self.anchoring.anchor_now(GraphInput(graph=row["graph"]))
-                    except GraphsvcError as e:  # another replica holds the lease, or the chain is away
-                        log.info("auto-anchoring of %s skipped: %s", row["graph"], e)
-
-    async def embed_pending(self) -> None:
-        """Embed the backlog batch by batch; once it is empty, look again every interval."""
-        while True:
-            stored = 0
-            try:
-                stored = await self.embeddings.embed_pending()
-            except GraphsvcError as e:  # Neo4j away: the claims lapse and are taken again
-                log.info("embedding postponed: %s", e)
-            except Exception:  # a batch that cannot be embedded must not stop the service
-                log.exception("embedding a batch failed; its claims lapse and it is tried again")
-            if not stored:
-                await asyncio.sleep(self.settings.embeddings.interval_s)
+    def start_workers(self) -> None:
+        for worker in self.workers.values():
+            worker.start()
 
     async def _apply_schema(self) -> None:
         async for attempt in AsyncRetrying(
@@ -207,10 +185,23 @@ class Services:
                 await self.store.apply_schema()
 
     async def close(self) -> None:
-        await self.memory.close()
-        await self.store.close()
-        if self.chain is not None:
-            await self.chain.close()
+        """Stop the workers, fold what this process wrote, close the driver and the chain client: each
+        part whatever the one before did (a failure is logged, never raised)."""
+        parts = [*(w.stop for w in self.workers.values()), self.memory.close, self.store.close]
+        for part in [*parts, *([self.chain.close] if self.chain is not None else [])]:
+            try:
+                await part()
+            except Exception:
+                log.exception(
+                    "closing: %s failed; the rest still closes", getattr(part, "__qualname__", part)
+                )
+
+
+class WorkerHealth(BaseModel):
+    ok: bool = Field(description="Its last step succeeded (false: failing, retried with back-off)")
+    lastSuccessAgeS: float | None = Field(
+        description="Seconds since its last step succeeded (null before the first)"
+    )
 
 
 class Health(BaseModel):
@@ -221,6 +212,10 @@ class Health(BaseModel):
         description="off; ok; unavailable: enabled but the model could not load (recall uses keywords alone)"
     )
     down: list[str] = Field(description="The dependencies that do not answer")
+    workers: dict[str, WorkerHealth] = Field(
+        description="Each background worker (anchoring, reconcile, term_stats, embeddings; those "
+        "running in this process): whether its last step succeeded, and when one last did"
+    )
 
 
 HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
@@ -236,20 +231,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics.anchoring = services.anchoring.state
     # Each background worker's backlog, read at every scrape.
     metrics.backlogs["term_stats"] = services.memory.folder.backlog
+    metrics.workers.update({name: worker.state for name, worker in services.workers.items()})
     if services.chain is not None:
         metrics.backlogs["reconcile"] = services.anchoring.unfinished
     if services.embeddings.on:
         metrics.backlogs["embeddings"] = services.embeddings.backlog
-    mcp = create_mcp_server(
-        services.memory,
-        services.anchoring,
-        services.locus,
-        services.access,
-        metrics=metrics,
-        version=VERSION,
-    )
+    backends = Backends(services.memory, services.anchoring, services.locus)
+    mcp = create_mcp_server(backends, services.access, metrics=metrics, version=VERSION)
     security = transport_security(settings.http.allowed_hosts)
-    sse = mcp.sse_app(transport_security=security)
     # Stateless: no Mcp-Session-Id kept in this process's memory, so behind a load balancer any replica
     # serves any request of a client (the tools never call back into the client, which is all that
     # sessions would add). SSE stays stateful by its nature: the proxy keeps a client on one replica.
@@ -257,23 +246,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncGenerator[None]:
-        await services.start()
-        tasks: list[asyncio.Task[None]] = []
-        if services.chain is not None:
-            tasks.append(asyncio.create_task(services.reconcile()))
-            if settings.chain.auto_interval_s or settings.chain.auto_pending:
-                tasks.append(asyncio.create_task(services.auto_anchor()))
-        if services.embeddings.on:
-            tasks.append(asyncio.create_task(services.embed_pending()))
         try:
+            await services.start()
+            services.start_workers()
             async with mcp.session_manager.run():
                 yield
         finally:
-            for task in tasks:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            await services.close()
+            await services.close()  # stops the workers first; never raises
 
     app = FastAPI(
         title="graphsvc",
@@ -281,11 +260,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=VERSION,
         lifespan=lifespan,
     )
-    app.state.memory = services.memory
-    app.state.anchoring = services.anchoring
-    app.state.access = services.access
-    app.state.locus = services.locus
-    routes.install(app)
+    routes.install(app, backends, services.access)
     edge.install(app)
 
     @app.get("/health", tags=["health"], operation_id="health", responses=HEALTH_RESPONSES)
@@ -293,7 +268,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """Each dependency: `neo4j` and `chain` (null when no chain is configured), `embeddings` ("off",
         "ok", or "unavailable": enabled but the model could not load, so recall uses keywords alone), and
         the list of those `down`. 503 when Neo4j is down (nothing can be served); a chain outage only
-        delays anchoring."""
+        delays anchoring. `workers`: each background worker's last step ok or failing (retried with
+        back-off), and the seconds since its last success."""
         state = Health.model_validate(await services.health())
         response.status_code = 200 if state.neo4j else 503
         return state
@@ -311,7 +287,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return HTMLResponse(verify_page)
 
     app.mount(PREFIX, browser_app())
-    app.router.routes.extend([*sse.routes, *streamable.routes])
+    app.router.routes.extend([*sse_routes(mcp, security), *streamable.routes])
     # Outermost last: CatchAll answers what escapes Authenticate and the routes; Observe counts all.
     app.add_middleware(edge.Authenticate, access=services.access)
     app.add_middleware(edge.CatchAll)

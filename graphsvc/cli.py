@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import signal
 import sys
@@ -153,7 +152,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     stack: dict[str, Any] = {}  # what was started here, for the other commands (Settings.load)
     args.home.mkdir(parents=True, exist_ok=True)
     try:
-        if not os.environ.get("GRAPHSVC_NEO4J_URI"):
+        if not settings.neo4j_named:
             password = settings.neo4j.password.get_secret_value()
             server = local_neo4j.start(
                 args.home / "neo4j",
@@ -161,6 +160,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                 http_port=args.http_port,
                 password=password,
                 conf=neo4j_settings(_base_url(settings)),
+                cache=settings.cache_dir,
             )
             settings.neo4j.uri, browser = server.bolt_uri, server.browser_url
             stack["neo4j"] = {"uri": server.bolt_uri}

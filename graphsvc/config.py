@@ -13,6 +13,11 @@ from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_NEO4J_PASSWORD = "graphsvc-dev"
+# Anchoring's defaults, here once: ChainSettings and AnchoringService both take them from here.
+RECEIPT_TIMEOUT_S = 60.0
+FINALITY_TIMEOUT_S = 30.0
+LEASE_TTL_S = 15.0
+CACHE_DIR = Path.home() / ".cache" / "graphsvc"
 
 
 class Neo4jSettings(BaseModel):
@@ -46,12 +51,12 @@ class ChainSettings(BaseModel):
     contract: str | None = None
     private_key: SecretStr | None = None
     explorer_tx_url: str | None = Field(default=None, description="Overrides the preset's, with {hash}")
-    receipt_timeout_s: float = Field(default=60, gt=0)
+    receipt_timeout_s: float = Field(default=RECEIPT_TIMEOUT_S, gt=0)
     finality_timeout_s: float = Field(
-        default=30, ge=0, description="anchor_now waits this long for its batch to be final"
+        default=FINALITY_TIMEOUT_S, ge=0, description="anchor_now waits this long for its batch to be final"
     )
     lease_ttl_s: float = Field(
-        default=15, gt=0, description="The anchoring lease, renewed every third of it while held"
+        default=LEASE_TTL_S, gt=0, description="The anchoring lease, renewed every third of it while held"
     )
     auto_interval_s: float = Field(default=0, ge=0, description="Anchor every N seconds (0: off)")
     auto_pending: int = Field(default=0, ge=0, description="Anchor once N memories are pending (0: off)")
@@ -116,6 +121,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = AuthSettings()
     log: LogSettings = LogSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
+    cache_dir: Path = Field(default=CACHE_DIR, description="Where `graphsvc up` keeps the Neo4j it downloads")
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
     anchor_contract: str | None = Field(default=None, validation_alias=AliasChoices("ANCHOR_CONTRACT"))
@@ -128,11 +134,16 @@ class Settings(BaseSettings):
         if stack is None or not stack.is_file():
             return settings
         recorded = json.loads(stack.read_text())
-        if "uri" not in settings.neo4j.model_fields_set and "neo4j" in recorded:
+        if not settings.neo4j_named and "neo4j" in recorded:
             settings.neo4j = settings.neo4j.model_copy(update=recorded["neo4j"])
         if not settings.chain.configured and "chain" in recorded:
             settings.chain = ChainSettings.model_validate(recorded["chain"])
         return settings
+
+    @property
+    def neo4j_named(self) -> bool:
+        """The environment names a Neo4j (GRAPHSVC_NEO4J_URI): `graphsvc up` starts none of its own."""
+        return bool(self.neo4j.uri) and "uri" in self.neo4j.model_fields_set
 
     @model_validator(mode="after")
     def _seed_chain_names(self) -> Settings:

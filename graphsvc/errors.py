@@ -72,7 +72,7 @@ class Unavailable(GraphsvcError):
 class Refused(Unavailable):
     """Neo4j answered, but refused the statement (logged with its code). Not an outage: a group
     commit retries its writers one by one, so that one writer's content fails it alone
-    (services/memory.py)."""
+    (services/remember.py)."""
 
 
 class ChainUnavailable(Unavailable):

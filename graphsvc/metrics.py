@@ -52,8 +52,18 @@ class AnchoringGauges(Protocol):
     def last_finalized_at(self) -> float | None: ...  # unix seconds of the newest finalized batch's block
 
 
+class WorkerGauges(Protocol):
+    """One background worker's state (services.worker.WorkerState), read in memory at each scrape."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def last_success_age_s(self) -> float | None: ...
+
+
 AnchoringProbe = Callable[[], Awaitable[AnchoringGauges]]
 BacklogProbe = Callable[[], Awaitable[int]]
+WorkerProbe = Callable[[], WorkerGauges]
 
 
 class Metrics:
@@ -61,7 +71,8 @@ class Metrics:
 
     `backlogs` maps a background worker's name to a probe of its unfinished work, read at each scrape
     as `graphsvc_backlog{worker=...}`: a new worker adds one line where the app is composed, e.g.
-    `metrics.backlogs["embeddings"] = embeddings.backlog`.
+    `metrics.backlogs["embeddings"] = embeddings.backlog`. `workers` maps the same names to their
+    state (failing, the age of the last success), read from memory even when Neo4j does not answer.
     """
 
     def __init__(self, anchoring: AnchoringProbe | None = None) -> None:
@@ -70,8 +81,10 @@ class Metrics:
             self.registry.register(collector)
         self.anchoring = anchoring
         self.backlogs: dict[str, BacklogProbe] = {}
+        self.workers: dict[str, WorkerProbe] = {}
         self._sampled = _Sampled()
         self.registry.register(self._sampled)
+        self.registry.register(_Workers(self.workers))
         self._define()
 
     def _define(self) -> None:
@@ -173,6 +186,32 @@ class _Sampled(Collector):
         for worker, count in sample.backlogs.items():
             backlog.add_metric([worker], count)
         yield backlog
+
+
+class _Workers(Collector):
+    """Each background worker's state, as it is now."""
+
+    def __init__(self, probes: dict[str, WorkerProbe]) -> None:
+        self._probes = probes
+
+    def collect(self) -> Iterator[Metric]:
+        failing = GaugeMetricFamily(
+            "graphsvc_worker_failing",
+            "1 while a background worker's step fails (retried with back-off), else 0",
+            labels=["worker"],
+        )
+        age = GaugeMetricFamily(
+            "graphsvc_worker_last_success_age_seconds",
+            "Seconds since a background worker's step last succeeded (absent before the first)",
+            labels=["worker"],
+        )
+        for worker, probe in self._probes.items():
+            state = probe()
+            failing.add_metric([worker], 0 if state.ok else 1)
+            if state.last_success_age_s is not None:
+                age.add_metric([worker], state.last_success_age_s)
+        yield failing
+        yield age
 
 
 def _anchoring(gauges: AnchoringGauges) -> Iterator[Metric]:

@@ -5,14 +5,9 @@ proof, and asks the chain itself (plain JSON-RPC) whether the root is anchored a
 block and whether the anchoring transaction emitted the event. `graphsvc verify-bundle` prints its
 checklist; the page at /verify (graphsvc/web/verify.html) runs the same checks in a browser.
 
-Checks, in order (a check that depends on a failed one is not run):
-
-    hash      the envelope hashes (RFC 8785, keccak256) to `hash`, and is the memory `id`
-    proof     the leaf of (id, hash) folds with `proof` to `root`
-    chain     the RPC serves the bundle's chain id
-    contract  the contract (pinned by the caller, else the bundle's) has code
-    root      anchorOf(root) at the finalized block is set, with the bundle's batch, size and block
-    event     the transaction's receipt holds RootAnchored(root) from that contract
+The checks, in order (a check that depends on a failed one is not run), are graphsvc.domain.checklist's,
+which verify_memory runs too: this module reads the chain over JSON-RPC and words each finding as a
+line of the checklist. The contract is the one the caller pins, else the bundle's.
 """
 
 from __future__ import annotations
@@ -29,8 +24,16 @@ from eth_abi.abi import decode, encode
 from eth_utils.crypto import keccak
 from pydantic import ValidationError
 
-from graphsvc.domain.hashing import envelope_hash
-from graphsvc.domain.merkle import memory_leaf, verify
+from graphsvc.domain.anchor import Inclusion, OnChainAnchor
+from graphsvc.domain.checklist import (
+    CHECKS,
+    check_chain,
+    check_contract,
+    check_event,
+    check_hash,
+    check_proof,
+    check_root,
+)
 from graphsvc.domain.proof import ProofBundle
 from graphsvc.domain.render import plural
 from graphsvc.errors import public_url
@@ -39,7 +42,6 @@ MAX_BUNDLE_BYTES = 1_000_000
 RPC_TIMEOUT_S = 10.0
 ANCHOR_OF = keccak(text="anchorOf(bytes32)")[:4]
 ROOT_ANCHORED = "0x" + keccak(text="RootAnchored(bytes32,uint64,address,uint32,uint64)").hex()
-CHECKS = ("hash", "proof", "chain", "contract", "root", "event")
 
 
 class BundleError(ValueError):
@@ -164,49 +166,43 @@ def verify_bundle(bundle: ProofBundle, rpc: RpcCall, contract: str | None = None
 
 
 def _hash_check(bundle: ProofBundle) -> Check:
-    if bundle.envelope is None:
-        assert bundle.forgotten is not None
-        return Check(
-            "hash",
-            False,
-            f"the memory was forgotten at {bundle.forgotten.forgottenAt}: its content is gone, so its "
-            "hash cannot be recomputed (its id, hash and proof remain)",
-        )
-    if bundle.envelope.get("id") != bundle.id:
-        return Check(
-            "hash", False, f"the envelope is of memory {bundle.envelope.get('id')!r}, not {bundle.id!r}"
-        )
-    try:
-        recomputed = envelope_hash(bundle.envelope)
-    except ValueError as e:
-        return Check("hash", False, str(e))
-    if recomputed != bundle.hash:
-        return Check("hash", False, f"the envelope hashes to {recomputed}, not {bundle.hash}: it was changed")
-    return Check("hash", True, f"hash recomputed from the envelope (RFC 8785, keccak256): {bundle.hash}")
+    forgotten = bundle.forgotten.forgottenAt if bundle.forgotten else None
+    found = check_hash(bundle.id, bundle.hash, bundle.envelope, forgotten)
+    texts = {
+        "ok": f"hash recomputed from the envelope (RFC 8785, keccak256): {bundle.hash}",
+        "forgotten": f"the memory was forgotten at {found.detail}: its content is gone, so its "
+        "hash cannot be recomputed (its id, hash and proof remain)",
+        "other_memory": f"the envelope is of memory {found.detail!r}, not {bundle.id!r}",
+        "not_canonical": str(found.detail),
+        "changed": f"the envelope hashes to {found.detail}, not {bundle.hash}: it was changed",
+    }
+    return Check("hash", found.ok, texts[found.why])
 
 
 def _proof_check(bundle: ProofBundle) -> Check:
-    leaf = memory_leaf(bundle.id, bytes.fromhex(bundle.hash[2:]))
+    found = check_proof(bundle.id, bundle.hash, bundle.proof, bundle.root)
+    leaf = cast(bytes, found.detail).hex()
     steps = plural(len(bundle.proof), "step", "steps")
-    if verify(bytes.fromhex(bundle.root[2:]), leaf, [bytes.fromhex(p[2:]) for p in bundle.proof]):
-        return Check("proof", True, f"Merkle proof folds leaf 0x{leaf.hex()} to the root ({steps})")
-    return Check("proof", False, f"the Merkle proof ({steps}) does not fold leaf 0x{leaf.hex()} to the root")
+    if found.ok:
+        return Check("proof", True, f"Merkle proof folds leaf 0x{leaf} to the root ({steps})")
+    return Check("proof", False, f"the Merkle proof ({steps}) does not fold leaf 0x{leaf} to the root")
 
 
 def _chain_checks(bundle: ProofBundle, rpc: RpcCall, address: str, pinned: bool, checks: list[Check]) -> None:
     """Append the on-chain checks in order, stopping at the first that fails."""
     anchor = bundle.anchor
     served = _quantity(rpc("eth_chainId"), "a chain id")
-    if served != anchor.chainId:
+    if not check_chain(served, anchor).ok:
         message = f"the RPC serves chain {served}; the bundle was anchored on chain {anchor.chainId}"
         checks.append(Check("chain", False, message))
         return
     checks.append(Check("chain", True, f"the RPC serves chain {served}, as the bundle says"))
-    if pinned and address != anchor.contract.lower():
+    if not check_contract(address, anchor, pinned=pinned, has_code=True).ok:
         message = f"the bundle names contract {anchor.contract}; you pinned {address}"
         checks.append(Check("contract", False, message))
         return
-    if rpc("eth_getCode", address, "latest") in ("0x", "0x0", None):
+    has_code = rpc("eth_getCode", address, "latest") not in ("0x", "0x0", None)
+    if not check_contract(address, anchor, pinned=pinned, has_code=has_code).ok:
         checks.append(Check("contract", False, f"no contract code at {address} on chain {served}"))
         return
     source = "pinned by you" if pinned else "taken from the bundle"
@@ -216,27 +212,30 @@ def _chain_checks(bundle: ProofBundle, rpc: RpcCall, address: str, pinned: bool,
         checks.append(_event_check(bundle, rpc, address))
 
 
-def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> tuple[int, int, int, int]:
+def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> OnChainAnchor | None:
     data = "0x" + (ANCHOR_OF + encode(["bytes32"], [bytes.fromhex(root[2:])])).hex()
     result = rpc("eth_call", {"to": address, "data": data}, block)
     try:
         anchored_at, block_number, leaves, seq = decode(
             ["uint64", "uint64", "uint32", "uint64"], bytes.fromhex(str(result)[2:])
         )
-        return int(anchored_at), int(block_number), int(leaves), int(seq)
     except Exception as e:  # eth_abi raises several types for short or malformed data
         raise RpcError(f"the contract at {address} does not answer anchorOf") from e
+    if int(anchored_at) == 0:
+        return None
+    return OnChainAnchor(int(anchored_at), int(block_number), int(leaves), int(seq))
 
 
 def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     anchor = bundle.anchor
-    anchored_at, block, leaves, seq = _anchor_of(rpc, address, bundle.root, "finalized")
-    if anchored_at == 0:
-        latest = _anchor_of(rpc, address, bundle.root, "latest")[0]
-        why = "anchored but not final yet: try again in a few seconds" if latest else "not anchored"
+    final = _anchor_of(rpc, address, bundle.root, "finalized")
+    later = final is None and _anchor_of(rpc, address, bundle.root, "latest") is not None
+    found = check_root(final, anchor, anchored_later=later)
+    if found.found is None:
+        why = "anchored but not final yet: try again in a few seconds" if later else "not anchored"
         return Check("root", False, f"the root is {why} in contract {address} at the finalized block")
-    said = (anchor.blockNumber, anchor.leafCount, anchor.batchSeq, anchor.anchoredAt)
-    if (block, leaves, seq, anchored_at * 1000) != said:
+    seq, leaves, block = found.found.batch_seq, found.found.leaf_count, found.found.block_number
+    if not found.ok:
         chain_says = f"batch {seq} of {_leaves(leaves)} in block {block}"
         bundle_says = f"batch {anchor.batchSeq} of {_leaves(anchor.leafCount)} in block {anchor.blockNumber}"
         return Check("root", False, f"on chain the root is {chain_says}; the bundle says {bundle_says}")
@@ -252,25 +251,39 @@ def _leaves(n: int) -> str:
 
 def _event_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     tx = bundle.anchor.txHash
+    found = check_event(_inclusion(rpc, tx, address, bundle), bundle.anchor)
+    texts = {
+        "ok": f"transaction {tx} emitted RootAnchored for this root",
+        "no_receipt": f"transaction {tx} is not on this chain",
+        "failed_or_moved": f"transaction {tx} failed or is not in block {bundle.anchor.blockNumber}",
+        "no_event": f"transaction {tx} emitted no RootAnchored for this root from {address}",
+    }
+    return Check("event", found.ok, texts[found.why])
+
+
+def _inclusion(rpc: RpcCall, tx: str, address: str, bundle: ProofBundle) -> Inclusion | None:
+    """The receipt as the chain port reads it; its logs are read only for a transaction that succeeded
+    in the bundle's block (a hostile RPC's malformed logs do not matter otherwise)."""
     answer = rpc("eth_getTransactionReceipt", tx)
     if not answer:
-        return Check("event", False, f"transaction {tx} is not on this chain")
+        return None
     receipt = _object(answer, "the RPC answered a receipt that is not an object")
-    if (
-        _quantity(receipt.get("status"), "a status") != 1
-        or _quantity(receipt.get("blockNumber"), "a block number") != bundle.anchor.blockNumber
-    ):
-        return Check(
-            "event", False, f"transaction {tx} failed or is not in block {bundle.anchor.blockNumber}"
-        )
+    success = _quantity(receipt.get("status"), "a status") == 1
+    # a failed transaction fails the check whatever its block: its block is not read
+    block = _quantity(receipt.get("blockNumber"), "a block number") if success else -1
+    logged = success and block == bundle.anchor.blockNumber and _logged(receipt, address, bundle.root)
+    return Inclusion(block, success, logged)
+
+
+def _logged(receipt: dict[str, object], address: str, root: str) -> bool:
     logs = receipt.get("logs")
     for log in cast(list[object], logs) if isinstance(logs, list) else []:
         entry = _object(log, "the RPC answered a log that is not an object")
         topics = entry.get("topics")
         said = [_text(t) for t in cast(list[object], topics)] if isinstance(topics, list) else []
-        if _text(entry.get("address")) == address and said[:2] == [ROOT_ANCHORED, bundle.root]:
-            return Check("event", True, f"transaction {tx} emitted RootAnchored for this root")
-    return Check("event", False, f"transaction {tx} emitted no RootAnchored for this root from {address}")
+        if _text(entry.get("address")) == address and said[:2] == [ROOT_ANCHORED, root]:
+            return True
+    return False
 
 
 def render(report: Report) -> str:

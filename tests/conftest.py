@@ -3,7 +3,7 @@
 Where Neo4j comes from, first that applies:
 1. GRAPHSVC_TEST_NEO4J_URI (+ _USER/_PASSWORD): an existing server;
 2. a Docker engine that answers: testcontainers' Neo4jContainer with GRAPHSVC_TEST_NEO4J_IMAGE
-   (default: the locally built graphsvc/neo4j:5.26.31 if present, else neo4j:5.26.31-community);
+   (default: the locally built graphsvc/neo4j:2026.09.0 if present, else neo4j:2026.09.0-community);
 3. otherwise the project's own local server (graphsvc.devstack.neo4j) in a temporary home.
 GRAPHSVC_TEST_NEO4J=testcontainers|local forces one of the last two (CI forces testcontainers).
 Nothing here skips: without Neo4j the tests fail.
@@ -36,6 +36,7 @@ from graphsvc.config import AuthSettings, ChainSettings, EmbeddingsSettings, Neo
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.term_fold import fold
+from graphsvc.services.term_stats import fields_of, tally
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
 
@@ -125,7 +126,12 @@ def neo4j_target(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> 
     else:
         home = tmp_path_factory.mktemp("neo4j")
         server = local_neo4j.start(
-            home, bolt_port=free_port(), http_port=free_port(), password=PASSWORD, conf=browser
+            home,
+            bolt_port=free_port(),
+            http_port=free_port(),
+            password=PASSWORD,
+            conf=browser,
+            cache=Settings().cache_dir,
         )
         try:
             http = f"http://127.0.0.1:{server.http_port}"
@@ -286,3 +292,16 @@ async def term_stats(store: GraphStore, graph: str) -> tuple[dict, dict]:
     )
     [row] = records
     return row["totals"], {term: counts for term, *counts in row["terms"]}
+
+
+async def recounted(store: GraphStore, graph: str) -> tuple[dict, dict]:
+    """What `term_stats` would read had the graph's statistics been counted from scratch from the
+    memories it holds now: the oracle the incremental counts (deltas and folds) are held to."""
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $graph}) RETURN m.text AS text, m.window AS window, m.tags AS tags",
+        graph=graph,
+        database_=store._database,
+    )
+    counts = tally(c for r in records for c in fields_of(r["text"], r["window"], r["tags"] or [], 1))
+    terms = {row["term"]: [row["text"], row["window"], row["tags"]] for row in counts["terms"]}
+    return {"name": graph, **counts["totals"]}, terms

@@ -263,7 +263,7 @@ async def test_two_replicas_auto_anchoring_one_graph_seal_each_memory_once(
 ) -> None:
     chain_settings = settings.chain.model_copy(update={"auto_interval_s": 0.2, "lease_ttl_s": 5})
     replicas = [Services.build(settings.model_copy(update={"chain": chain_settings})) for _ in range(2)]
-    tasks = [asyncio.create_task(r.auto_anchor()) for r in replicas]
+    tasks = [asyncio.create_task(r.workers["anchoring"].run()) for r in replicas]
     try:
         for n in range(20):
             await replicas[n % 2].memory.remember(RememberInput(text=f"replica note {n}", graph=graph))
@@ -317,10 +317,10 @@ async def test_two_replicas_taking_the_first_lease_of_a_fresh_database_at_once_m
     try:
         for _ in range(15):
             await _cypher(store, "MATCH (s:AnchorState) DELETE s")
-            taken = await asyncio.gather(*(r.acquire() for r in replicas), return_exceptions=True)
+            taken = await asyncio.gather(*(r.lease.acquire() for r in replicas), return_exceptions=True)
             assert sorted(type(t).__name__ for t in taken) == ["Conflict", "int"]
             assert len(await _anchor_states(store)) == 1
-            await asyncio.gather(*(r.release() for r in replicas))
+            await asyncio.gather(*(r.lease.release() for r in replicas))
     finally:  # later batches keep counting from where the suite was
         await _cypher(store, "MERGE (s:AnchorState {id: 'anchoring'}) SET s.seq = $seq", seq=before["seq"])
 
@@ -328,32 +328,16 @@ async def test_two_replicas_taking_the_first_lease_of_a_fresh_database_at_once_m
 async def test_a_held_lease_is_renewed_and_a_dead_holders_lapses_within_its_ttl(store: GraphStore) -> None:
     holder = AnchoringService(store, None, lease_ttl_s=0.6, owner="holder")
     other = AnchoringService(store, None, lease_ttl_s=0.6, owner="other")
-    async with holder._leased():
+    async with holder.lease.held():
         for _ in range(3):  # well past the TTL: renewed, so never lost
             await asyncio.sleep(0.4)
             with pytest.raises(Conflict):
-                await other.acquire()
-    await other.acquire()  # released on exit
-    await other.release()
-    await holder.acquire()  # then the holder dies: no renewal, no release
+                await other.lease.acquire()
+    await other.lease.acquire()  # released on exit
+    await other.lease.release()
+    await holder.lease.acquire()  # then the holder dies: no renewal, no release
     with pytest.raises(Conflict):
-        await other.acquire()
+        await other.lease.acquire()
     await asyncio.sleep(0.7)
-    await other.acquire()
-    await other.release()
-
-
-async def test_schema_apply_merges_the_anchor_states_an_older_version_duplicated(store: GraphStore) -> None:
-    [before] = await _anchor_states(store)
-    await _cypher(store, "DROP CONSTRAINT anchor_state_id IF EXISTS")
-    await _cypher(
-        store,
-        "CREATE (:AnchorState {id: 'anchoring', seq: $seq, fence: 99, owner: 'ghost', leaseUntil: 0})",
-        seq=(before["seq"] or 0) + 5,
-    )
-    await store.apply_schema()
-    assert await _anchor_states(store) == [{"seq": (before["seq"] or 0) + 5, "fence": 100}]
-    constraints = await _cypher(
-        store, "SHOW CONSTRAINTS YIELD name WHERE name = 'anchor_state_id' RETURN name"
-    )
-    assert constraints == [{"name": "anchor_state_id"}]  # back: no second state can appear
+    await other.lease.acquire()
+    await other.lease.release()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -204,21 +203,6 @@ async def test_every_guide_query_reads_one_graph_finds_what_it_holds_and_never_a
     assert [(r["members"], r["root"]) for r in rows["batches"]] == [(3, s.root)]
     assert titles("members") == {s.root[:10], "Alice trades on Uniswap", UNTRUSTED, s.avoids}
     assert rows["superseded"] == []
-
-
-async def test_start_up_titles_a_batch_sealed_before_batches_had_titles(
-    store: GraphStore, graph: str
-) -> None:
-    root = "0x" + secrets.token_hex(32)
-    await _cypher(
-        store, "CREATE (:Batch {graph: $graph, root: $root, status: 'FINALIZED'})", graph=graph, root=root
-    )
-    [titled] = await store.run("anchor/title_batches")
-    assert titled["titled"] >= 1
-    [row] = await _cypher(store, "MATCH (b:Batch {root: $root}) RETURN b.title AS title", root=root)
-    assert row["title"] == root[:10]
-    [again] = await store.run("anchor/title_batches")
-    assert again["titled"] == 0
 
 
 # ---- in Neo4j Browser ----------------------------------------------------------------------------

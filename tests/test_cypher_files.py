@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from graphsvc.app import Services
+from graphsvc.config import Settings
+from graphsvc.errors import NotConfigured
 from graphsvc.store.cypher import CypherFileError, load
-from graphsvc.store.graph import GraphStore, _declared
+from graphsvc.store.graph import SCHEMA_VERSION, VERSION, GraphStore, too_old
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -74,18 +77,24 @@ async def test_schema_apply_is_idempotent(store: GraphStore) -> None:
     assert {"memory_graph_id", "entity_graph_id"} <= set(records[0]["names"])
 
 
-def test_every_schema_file_that_creates_declares_what_it_creates() -> None:
-    """apply_schema compares each declaration with what the database has (see the next test): a file
-    it cannot read would silently escape that check."""
-    creating = [s for s in load().values() if s.mode == "schema" and "CREATE" in s.text]
-    assert len(creating) >= 10
-    assert all(_declared(s.text) for s in creating)
-    assert _declared(load()["schema/memory_fulltext"].text) == (
-        "memory_search",
-        "Memory",
-        ("text", "window", "tags", "graphKey"),
-        (("analyzer", "english"), ("eventually_consistent", True)),
+async def _marker(store: GraphStore) -> list[dict[str, object]]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (s:GraphsvcSchema) RETURN s.id AS id, s.version AS version, s.writtenBy AS writtenBy"
     )
+    return [r.data() for r in records]
+
+
+def test_a_neo4j_older_than_the_filtered_vector_search_is_too_old() -> None:
+    assert too_old("5.26.31") and too_old("2026.01.0") and too_old("")
+    assert not too_old("2026.02.0") and not too_old("2026.09.0") and not too_old("2026.10-aura")
+
+
+@pytest.mark.neo4j
+async def test_the_server_runs_a_neo4j_recent_enough(store: GraphStore) -> None:
+    records, _, _ = await store._driver.execute_query(
+        "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS v"
+    )
+    assert not too_old(records[0]["v"])
 
 
 async def _definitions(store: GraphStore) -> dict[str, list[str]]:
@@ -94,27 +103,60 @@ async def _definitions(store: GraphStore) -> dict[str, list[str]]:
 
 
 @pytest.mark.neo4j
-async def test_schema_apply_recreates_what_an_older_definition_left_under_the_same_name(
+async def test_schema_apply_marks_the_database_with_its_schema_and_graphsvc_version(
     store: GraphStore,
 ) -> None:
-    """`IF NOT EXISTS` alone keeps any index or constraint of that name: a constraint once declared on
-    GraphState.graph stayed there after the file moved it to .name, and concurrent writers raced."""
-    run = store._driver.execute_query
-    await run("DROP CONSTRAINT tombstone_graph_id IF EXISTS")
-    await run("CREATE CONSTRAINT tombstone_graph_id FOR (t:Tombstone) REQUIRE t.unused IS UNIQUE")
-    await run("DROP INDEX memory_graph_seq IF EXISTS")
-    await run("CREATE INDEX memory_graph_seq FOR (m:Memory) ON (m.seq)")
-    await run("DROP INDEX memory_search IF EXISTS")  # as versions before it was eventually consistent
-    await run(
-        "CREATE FULLTEXT INDEX memory_search FOR (m:Memory) ON EACH [m.text, m.window, m.tags, m.graphKey]"
-        " OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
-    )
-    assert (await _definitions(store))["memory_graph_seq"] == ["seq"]
     await store.apply_schema()
-    found = await _definitions(store)
-    assert found["tombstone_graph_id"] == ["graph", "id"]
-    assert found["memory_graph_seq"] == ["graph", "seq"]
-    records, _, _ = await run("SHOW INDEXES YIELD name, options WHERE name = 'memory_search'")
-    assert records[0]["options"]["indexConfig"]["fulltext.eventually_consistent"] is True
-    records, _, _ = await run("SHOW CONSTRAINTS YIELD name, properties WHERE name = 'tombstone_graph_id'")
-    assert records[0]["properties"] == ["graph", "id"]
+    assert await _marker(store) == [{"id": "schema", "version": SCHEMA_VERSION, "writtenBy": VERSION}]
+
+
+@pytest.mark.neo4j
+async def test_start_up_refuses_a_database_that_a_newer_schema_wrote_and_leaves_its_marker(
+    store: GraphStore, settings: Settings
+) -> None:
+    newer = SCHEMA_VERSION + 1
+    await store._driver.execute_query(
+        "MERGE (s:GraphsvcSchema {id: 'schema'}) SET s.version = $v, s.writtenBy = '9.9.9'", v=newer
+    )
+    services = Services.build(settings)
+    try:
+        with pytest.raises(NotConfigured):
+            await services.start()
+        assert await _marker(store) == [{"id": "schema", "version": newer, "writtenBy": "9.9.9"}]
+    finally:
+        await services.close()
+        await store._driver.execute_query("MATCH (s:GraphsvcSchema) DELETE s")
+        await store.apply_schema()  # marked again, for the tests after this one
+
+
+@pytest.mark.neo4j
+async def test_the_mark_keeps_a_newer_schema_that_marked_the_database_meanwhile(store: GraphStore) -> None:
+    newer = SCHEMA_VERSION + 1
+    await store._driver.execute_query(
+        "MATCH (s:GraphsvcSchema) SET s.version = $v, s.writtenBy = '9.9.9'", v=newer
+    )
+    try:
+        [found] = await store.run("schema/mark", version=SCHEMA_VERSION, writtenBy=VERSION)
+        assert found == {"version": newer, "writtenBy": "9.9.9"}
+        assert await _marker(store) == [{"id": "schema", "version": newer, "writtenBy": "9.9.9"}]
+    finally:
+        await store._driver.execute_query("MATCH (s:GraphsvcSchema) DELETE s")
+        await store.apply_schema()
+
+
+@pytest.mark.neo4j
+async def test_schema_apply_remakes_a_vector_index_without_the_graph_filter_on_an_unmarked_database(
+    store: GraphStore,
+) -> None:
+    """A database written before the marker (and before Neo4j 2026) has a vector index without graphKey,
+    which `IF NOT EXISTS` alone would keep: the schema-2 step drops it first."""
+    run = store._driver.execute_query
+    await run("MATCH (s:GraphsvcSchema) DELETE s")
+    await run("DROP INDEX memory_embedding IF EXISTS")  # as Neo4j 5 made it: no filter property
+    await run(
+        "CREATE VECTOR INDEX memory_embedding FOR (m:Memory) ON m.embedding"
+        " OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
+    )
+    await store.apply_schema()
+    assert (await _definitions(store))["memory_embedding"] == ["embedding", "graphKey"]
+    assert await _marker(store) == [{"id": "schema", "version": SCHEMA_VERSION, "writtenBy": VERSION}]

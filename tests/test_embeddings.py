@@ -22,9 +22,10 @@ from graphsvc.app import Services
 from graphsvc.config import AuthSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.encoder.minilm import MODEL_FILE, MODEL_SHA256, EncoderUnavailable, MiniLM, packaged
-from graphsvc.services.embeddings import SEEDS, EmbeddingService
+from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.keywords import keywords
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.ranking import SEMANTIC_SEEDS
 from graphsvc.services.term_stats import analyze
 from graphsvc.store.graph import GraphStore
 from tests import paraphrase_hard
@@ -216,7 +217,7 @@ async def test_the_vector_search_keeps_to_the_graph_when_other_graphs_crowd_the_
     mine = await _remember(semantic_memory, graph, ["boats to the isle depart hourly", "we bake bread"])
     await _drain(embeddings)
     [vector] = encoder.encode(["When does the ferry to the island leave?"])
-    nearest = await embeddings.nearest(graph, vector, SEEDS)
+    nearest = await embeddings.nearest(graph, vector, SEMANTIC_SEEDS)
     assert [row["id"] for row in nearest] == mine  # exactly the graph's, nearest first
     assert set(await _recalled(semantic_memory, graph, "ferry timetable", limit=10)) <= set(mine)
 
@@ -366,7 +367,7 @@ async def test_a_graphs_nearest_memories_and_recall_do_not_move_beside_other_gra
         answers = []
         for question in questions:
             [vector] = encoder.encode([question])
-            nearest = [row["id"] for row in await embeddings.nearest(graph, vector, SEEDS)]
+            nearest = [row["id"] for row in await embeddings.nearest(graph, vector, SEMANTIC_SEEDS)]
             result = await semantic_memory.recall(RecallInput(query=question, graph=graph, limit=10))
             answers.append((nearest, [(m.id, m.score) for m in result.memories]))
         return answers

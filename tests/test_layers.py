@@ -41,6 +41,7 @@ RULES = [
             "graphsvc.chain",
             "graphsvc.rest",
             "graphsvc.mcpserver",
+            "graphsvc.http",
             "graphsvc.encoder",
             "onnxruntime",
             "tokenizers",
@@ -48,7 +49,19 @@ RULES = [
         ),
     ),
     ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
-    ("mcpserver", ("neo4j", "fastapi", "graphsvc.store", "graphsvc.rest")),
+    (
+        "mcpserver",
+        (
+            "neo4j",
+            "fastapi",
+            "graphsvc.store",
+            "graphsvc.rest",
+            "graphsvc.http.edge",
+            "graphsvc.http.observe",
+        ),
+    ),
+    # The HTTP edge wraps REST and MCP alike, and imports neither.
+    ("http", ("neo4j", "mcp", "graphsvc.store", "graphsvc.rest", "graphsvc.mcpserver")),
     ("browser", ("neo4j", "web3", "mcp", "graphsvc.")),
     ("metrics", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.")),
     ("logs", ("neo4j", "web3", "fastapi", "mcp", "prometheus_client", "graphsvc.store", "graphsvc.services")),

@@ -17,9 +17,10 @@ from graphsvc.domain.models import (
     RememberInput,
 )
 from graphsvc.errors import Conflict, GraphsvcError, NotFound, Refused, Unavailable
-from graphsvc.services.memory import RETRY_WINDOW_S, MemoryService
+from graphsvc.services.memory import MemoryService
+from graphsvc.services.remember import RETRY_WINDOW_S
 from graphsvc.store.graph import GraphStore
-from tests.conftest import count_nodes, term_stats
+from tests.conftest import count_nodes, recounted, term_stats
 
 pytestmark = pytest.mark.neo4j
 
@@ -326,9 +327,7 @@ async def test_concurrent_remembers_of_several_graphs_share_transactions_and_sta
         assert [m["seq"] for m in stored] == list(range(1, 11))
         for i, m in enumerate(stored):
             assert m["window"] == "\n".join(n["text"] for n in stored[max(0, i - 2) : i + 3])
-        kept = await term_stats(store, name)
-        await memory.count_terms_again(name)
-        assert await term_stats(store, name) == kept
+        assert await term_stats(store, name) == await recounted(store, name)
 
 
 async def test_in_a_group_commit_a_bad_remember_fails_alone(store: GraphStore, graph: str) -> None:

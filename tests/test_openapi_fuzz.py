@@ -7,8 +7,8 @@ the schema must not be refused as invalid (401, 403, 404 and 409 stay possible: 
 another graph, a memory that does not exist). A valid graph name in a request is pointed at the
 token's graph, so that requests reach the services rather than stop at 403 (tests/test_access.py
 covers that refusal); invalid names are sent as generated. The one rule JSON Schema cannot state,
-`validFrom` before `validTo` (in the field's description; tests/test_temporal.py covers its refusal),
-is kept by dropping a generated `validTo` that would break it.
+`validFrom` not after `validTo` (in the field's description; tests/test_temporal.py covers its refusal),
+is kept by dropping a generated `validTo` that would break it (an equal one is an empty interval, kept).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _is_graph(value: object) -> bool:
 
 def _reversed(start: object, end: object) -> bool:
     try:
-        return INSTANT.validate_python(start) >= INSTANT.validate_python(end)
+        return INSTANT.validate_python(start) > INSTANT.validate_python(end)
     except ValidationError:
         return False
 

@@ -4,11 +4,14 @@ with no restart, and no secret in any answer or log line."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import logging
 import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,11 +20,12 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from graphsvc.app import Services
+from graphsvc.app import Services, create_app
 from graphsvc.config import AuthSettings, Settings
 from graphsvc.devstack.chain import DEV_PRIVATE_KEY
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.errors import GraphsvcError
+from graphsvc.store.graph import GraphStore
 from tests.conftest import _serve, free_port
 from tests.proxy import CuttableProxy
 
@@ -165,3 +169,168 @@ async def test_no_secret_reaches_an_answer_or_a_log_line_whatever_the_chain_does
     text = "\n".join(said) + caplog.text
     for secret in (key, poor_signer, poor_signer[2:], DEV_PRIVATE_KEY, DEV_PRIVATE_KEY[2:]):
         assert secret not in text
+
+
+OUTAGE_S = 15.0
+RESUMED_WITHIN_S = 20.0  # from Neo4j's return to a new finalized batch (issue 27)
+
+
+async def _batches(store: GraphStore, graph: str) -> dict[int, tuple[str, list[str]]]:
+    """The graph's batches: seq -> (status, member ids)."""
+    return {seq: (status, ids) for seq, (status, ids, _) in (await _sealed(store, graph)).items()}
+
+
+async def _sealed(store: GraphStore, graph: str) -> dict[int, tuple[str, list[str], float]]:
+    """The graph's batches: seq -> (status, member ids, when sealed in unix seconds)."""
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (b:Batch {graph: $g}) RETURN b.seq AS seq, b.status AS status, b.sealedAt AS sealedAt, "
+        "COLLECT { MATCH (m:Memory)-[:IN_BATCH]->(b) RETURN m.id } AS ids",
+        g=graph,
+        database_=store._database,
+    )
+    return {
+        r["seq"]: (r["status"], r["ids"], datetime.fromisoformat(r["sealedAt"]).timestamp()) for r in records
+    }
+
+
+async def _writing(api: httpx.AsyncClient, graph: str, written: list[tuple[float, str]]) -> None:
+    """The load: a remember every 0.2 s (each refused within the deadline while Neo4j is away)."""
+    for n in itertools.count():
+        answer = await api.post("/v1/memories", json={"text": f"load note {n}", "graph": graph})
+        if answer.status_code == 201:
+            written.append((time.monotonic(), answer.json()["id"]))
+        await asyncio.sleep(0.2)
+
+
+async def _polled(api: httpx.AsyncClient, done: Any, within_s: float, what: str) -> float:
+    """Poll /health (and `done`, an async predicate) every 0.25 s until `done` holds; when it did."""
+    deadline = time.monotonic() + within_s
+    while not await done():
+        assert time.monotonic() < deadline, f"{what}: not within {within_s:g} s"
+        await asyncio.sleep(0.25)
+    return time.monotonic()
+
+
+async def _anchoring_ok(api: httpx.AsyncClient) -> bool:
+    return (await api.get("/health")).json()["workers"]["anchoring"]["ok"]
+
+
+async def test_automatic_anchoring_resumes_by_itself_after_neo4j_is_away_15_s_and_shuts_down_cleanly(
+    settings: Settings,
+    store: GraphStore,
+    graph: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    closed: list[bool] = []
+    close = Services.close
+
+    async def spied_close(self: Services) -> None:
+        await close(self)
+        closed.append(True)
+
+    warm = Services.build(settings)  # a cold server compiles start-up's statements beyond the short deadline
+    await warm.start()
+    await warm.close()
+    monkeypatch.setattr(Services, "close", spied_close)
+    with _proxied(settings.neo4j.uri) as proxy:
+        neo4j = settings.neo4j.model_copy(update={"uri": f"bolt://127.0.0.1:{proxy.port}"})
+        chain = settings.chain.model_copy(update={"auto_interval_s": 1.0})
+        app = create_app(
+            settings.model_copy(
+                update={
+                    "neo4j": neo4j,
+                    "chain": chain,
+                    "auth": AuthSettings(required=False),
+                    "deadline_s": DEADLINE_S,
+                }
+            )
+        )
+        written: list[tuple[float, str]] = []
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://graphsvc", timeout=30) as api:
+                load = asyncio.create_task(_writing(api, graph, written))
+                try:
+                    timeline = await _outage(api, store, graph, proxy, written, caplog)
+                finally:
+                    load.cancel()
+                    await asyncio.gather(load, return_exceptions=True)
+                await _all_finalized(store, graph, [i for _, i in written])
+        assert closed == [True]  # the lifespan ended without an error, and close ran
+    said = [r.getMessage() for r in caplog.records if r.name == "graphsvc.services.worker"]
+    anchoring = [line for line in said if line.startswith("worker anchoring")]
+    assert len(anchoring) == 2 and "failing" in anchoring[0] and "recovered" in anchoring[1], said
+    print(timeline)
+
+
+async def _outage(
+    api: httpx.AsyncClient,
+    store: GraphStore,
+    graph: str,
+    proxy: CuttableProxy,
+    written: list[tuple[float, str]],
+    caplog: pytest.LogCaptureFixture,
+) -> str:
+    """Cut Neo4j for OUTAGE_S once anchoring runs; the timeline, in seconds from the cut."""
+
+    async def running() -> bool:
+        batches = (await _batches(store, graph)).values()
+        return any(status == "FINALIZED" for status, _ in batches) and await _anchoring_ok(api)
+
+    await _polled(api, running, 120, "a first batch anchored")  # a cold server compiles for seconds
+    caplog.clear()  # the outage's log lines from here
+    before = await _sealed(store, graph)
+    cut, cut_at = time.monotonic(), time.time()
+    proxy.cut()
+
+    async def anchoring_failing() -> bool:
+        return not await _anchoring_ok(api)
+
+    failing = await _polled(api, anchoring_failing, OUTAGE_S, "/health says anchoring is failing")
+    scraped = (await api.get("/metrics")).text
+    assert 'graphsvc_worker_failing{worker="anchoring"} 1.0' in scraped
+    health = (await api.get("/health")).json()
+    assert health["workers"]["anchoring"]["lastSuccessAgeS"] > 0
+
+    async def outage_over() -> bool:
+        assert not await _anchoring_ok(api)  # failing all along
+        return time.monotonic() - cut >= OUTAGE_S
+
+    await _polled(api, outage_over, OUTAGE_S + 5, "the outage")
+    seq = max((await _batches(store, graph)).keys(), default=0)
+    proxy.restore()
+    back = time.monotonic()
+
+    async def new_batch_final() -> bool:
+        batches = await _batches(store, graph)
+        return any(s == "FINALIZED" for n, (s, _) in batches.items() if n > seq)
+
+    anchored = await _polled(api, new_batch_final, RESUMED_WITHIN_S, "a new batch anchored after the outage")
+    ok = await _polled(api, lambda: _anchoring_ok(api), 5, "/health says anchoring is ok")
+    batches = await _batches(store, graph)
+    held = {i for n, (_, ids) in batches.items() if n > seq for i in ids}
+    pending_at_cut = {i for t, i in written if t < cut} - {i for _, ids, _ in before.values() for i in ids}
+    assert held  # memories remembered around the outage (each one answered is final at the end)
+    last_sealed = max(sealed for _, _, sealed in before.values())
+    last_write = max((t for t, _ in written if t < cut), default=float("nan"))  # a loaded machine: none
+    first_write = min((t for t, _ in written if t >= back), default=float("nan"))
+    return (
+        f"timeline (s from the cut): last batch sealed {last_sealed - cut_at:.1f}, last remember answered "
+        f"{last_write - cut:.1f}; /health says anchoring failing {failing - cut:.1f}; Neo4j back "
+        f"{back - cut:.1f}; first remember answered {first_write - cut:.1f}; first new batch finalized "
+        f"{anchored - cut:.1f} ({anchored - back:.1f} after the return); /health ok {ok - cut:.1f}; "
+        f"{len(pending_at_cut)} memories pending at the cut, {len(held)} in the new batches"
+    )
+
+
+async def _all_finalized(store: GraphStore, graph: str, ids: list[str], within_s: float = 30) -> None:
+    deadline = time.monotonic() + within_s
+    while True:
+        final = {
+            i for s, members in (await _batches(store, graph)).values() if s == "FINALIZED" for i in members
+        }
+        if set(ids) <= final:
+            return
+        assert time.monotonic() < deadline, f"not finalized: {sorted(set(ids) - final)}"
+        await asyncio.sleep(0.25)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.services.keywords import graph_key
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.remember import SPAN
 from graphsvc.services.term_fold import fold
 from graphsvc.store.graph import GraphStore
 from tests.test_browser_guide import guide_blocks
@@ -14,6 +16,9 @@ from tests.test_browser_guide import guide_blocks
 pytestmark = pytest.mark.neo4j
 SCANS = {"AllNodesScan", "NodeByLabelScan", "NodeIndexScan"}  # a whole label, or a whole index
 SORTS = {"Sort", "Top", "PartialSort"}
+# Operators that start from an index: a seek or an ordered scan of a range, a vector search
+# (NodeVectorIndexSearch), and Neo4j 2026's MERGE through a uniqueness constraint's index (MergeUniqueNode).
+INDEX_READS = ("IndexSeek", "IndexScan", "IndexSearch", "MergeUniqueNode")
 # Their memories nearest a position come in the (graph, seq) index's order: a sort would read every
 # memory of the graph, on every remember. A graph's contexts come in its (graph, id) index's order.
 ORDERED_BY_INDEX = {"memory/begin", "memory/around", "locus/list_contexts"}
@@ -60,10 +65,11 @@ async def test_recall_and_remember_statements_seek_indexes(
     finally:
         store.run = run  # type: ignore[method-assign]
     assert recalled.memories
-    calls.append(("memory/begin", {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"]}))
-    calls.append(("memory/around", {"graph": graph, "seq": 5}))
+    begin = {"graphs": [graph], "keys": ["x"], "since": "", "ids": ["mem_x"], "span": SPAN}
+    calls.append(("memory/begin", begin))
+    calls.append(("memory/around", {"graph": graph, "seq": 5, "span": SPAN}))
     calls.append(("locus/context_stats", {"graph": graph, "contexts": ["deploys"]}))
-    calls.append(("embed/nearest_exact", {"graph": graph, "vector": [0.1] * 384, "limit": 5}))
+    calls.append(("embed/nearest", {"key": graph_key(graph), "vector": [0.1] * 384, "limit": 5}))
     contexts = {"graph": graph, "contextType": None, "contextName": None, "skip": 0, "limit": 50}
     calls.append(("locus/list_contexts", contexts))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}
@@ -89,7 +95,7 @@ async def test_recall_and_remember_statements_seek_indexes(
         if name in ORDERED_BY_INDEX:
             assert not kinds & SORTS, (name, operators)
         if name != "graph/keyword_hits":  # that one starts in the fulltext index (a procedure call)
-            assert any("IndexSeek" in kind or "IndexScan" in kind for kind in kinds), (name, operators)
+            assert any(reads in kind for reads in INDEX_READS for kind in kinds), (name, operators)
 
 
 async def test_a_scrape_reads_label_counts_and_index_entries_never_every_batch(store: GraphStore) -> None:

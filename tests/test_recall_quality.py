@@ -214,18 +214,3 @@ async def test_a_graph_whose_name_another_extends_is_not_crowded_out(
     mine = await memory.remember(RememberInput(text="rocket launch", graph=graph))
     recalled = await memory.recall(RecallInput(query="rocket launch", graph=graph))
     assert [m.id for m in recalled.memories] == [mine.id]
-
-
-@pytest.mark.neo4j
-async def test_memories_of_an_older_version_are_keyed_at_start(
-    memory: MemoryService, store: GraphStore, graph: str
-) -> None:
-    stored = await memory.remember(RememberInput(text="legacy comet sighting", graph=graph))
-    await store._driver.execute_query(
-        "MATCH (m:Memory {graph: $graph}) REMOVE m.graphKey", graph=graph, database_=store._database
-    )
-    assert (await memory.recall(RecallInput(query="comet", graph=graph))).memories == []
-    assert graph in await memory.upgrade()
-    assert [m.id for m in (await memory.recall(RecallInput(query="comet", graph=graph))).memories] == [
-        stored.id
-    ]

@@ -182,3 +182,41 @@ def test_the_local_chain_starts_again_at_once_on_the_port_it_just_left(tmp_path:
         assert local_chain._rpc(again.rpc_url, "eth_chainId") == hex(local_chain.DEV_CHAIN_ID)
     finally:
         local_chain.stop(tmp_path)
+
+
+def _fake_java(home: Path, version: str) -> Path:
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "java").write_text("#!/bin/sh\n")
+    (home / "release").write_text(f'JAVA_VERSION="{version}"\n')
+    return home
+
+
+def test_a_java_older_than_21_is_refused_naming_what_was_found(tmp_path: Path) -> None:
+    from graphsvc.devstack import neo4j as local_neo4j
+
+    old = _fake_java(tmp_path / "jdk-17", "17.0.15")
+    with pytest.raises(local_neo4j.DevstackError, match=r"needs Java 21 or later.*jdk-17 \(Java 17\)"):
+        local_neo4j.find_java(old)
+    new = _fake_java(tmp_path / "jdk-25", "25.0.3")
+    assert local_neo4j.find_java(new) == new / "bin" / "java"
+
+
+def test_data_an_older_neo4j_wrote_is_copied_once_before_the_in_place_upgrade(tmp_path: Path) -> None:
+    """The embedded Neo4j upgrades a home written by 5.26 when it opens it, one way: a copy stays."""
+    from graphsvc.devstack import neo4j as local_neo4j
+
+    assert local_neo4j.keep_before_upgrade(tmp_path) is None  # a fresh home: nothing to keep
+    store = tmp_path / "data" / "databases" / "neo4j"
+    store.mkdir(parents=True)
+    (store / "neostore").write_text("5.26")
+    copy = local_neo4j.keep_before_upgrade(tmp_path)  # no version recorded: written by 5.26.31
+    assert copy == tmp_path / "data-5.26.31"
+    assert (copy / "databases" / "neo4j" / "neostore").read_text() == "5.26"
+    (store / "neostore").write_text("upgraded")
+    assert local_neo4j.keep_before_upgrade(tmp_path) == copy  # once: the first copy is kept
+    assert (copy / "databases" / "neo4j" / "neostore").read_text() == "5.26"
+    (tmp_path / local_neo4j.VERSION_FILE).write_text(local_neo4j.NEO4J_VERSION)
+    assert local_neo4j.keep_before_upgrade(tmp_path) is None
+    (tmp_path / local_neo4j.VERSION_FILE).write_text("2099.01.0")
+    with pytest.raises(local_neo4j.DevstackError, match=r"written by Neo4j 2099\.01\.0"):
+        local_neo4j.keep_before_upgrade(tmp_path)

@@ -12,10 +12,11 @@ import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.services import term_fold
-from graphsvc.services.memory import FIELD_WEIGHTS, MemoryService
+from graphsvc.services.memory import MemoryService
+from graphsvc.services.ranking import FIELD_WEIGHTS
 from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines, stored_length
 from graphsvc.store.graph import GraphStore
-from tests.conftest import term_stats
+from tests.conftest import recounted, term_stats
 
 # Six conversation turns; "river" is in one, "holiday" in two, so the graph itself finds "river" rarer.
 MINE = [
@@ -133,29 +134,10 @@ async def test_term_statistics_follow_remember_bulk_and_forget_and_count_again_t
     await memory.forget(IdInput(id=first.id, graph=graph))
     kept = await term_stats(store, graph)
 
-    await memory.count_terms_again(graph)
-    assert await term_stats(store, graph) == kept
+    assert kept == await recounted(store, graph)
     totals, terms = kept
     assert (totals["textDocs"], totals["tagsDocs"], totals["textLength"]) == (8, 0, 7 * 4 + 1)
     assert terms["puppi"] == [7, 8, 0] and "rain" not in terms and "pet" not in terms
-
-
-@pytest.mark.neo4j
-async def test_upgrade_counts_the_statistics_of_a_graph_an_older_version_stored(
-    store: GraphStore, graph: str
-) -> None:
-    memory = MemoryService(store)  # its own: no other test's fold recreates the graph's GraphStats
-    await memory.remember(RememberInput(text="comet sighting tonight", graph=graph))
-    await memory.close()
-    kept = await term_stats(store, graph)
-    await store._driver.execute_query(
-        "MATCH (s:GraphStats {name: $graph}) DETACH DELETE s WITH 1 AS done "
-        "MATCH (t:GraphTerm {graphName: $graph}) DELETE t",
-        graph=graph,
-        database_=store._database,
-    )
-    assert graph in await memory.upgrade()
-    assert await term_stats(store, graph) == kept
 
 
 @pytest.fixture
@@ -182,7 +164,7 @@ async def test_recall_counts_the_deltas_not_folded_yet_as_the_fold_counts_them(
     assert await term_fold.fold(store, graph) == 7
     assert await _deltas(store, graph) == 0
     assert await _recalled(memory, graph) == pending
-    await _recount_keeps(memory, store, graph)
+    await _recount_keeps(store, graph)
 
 
 @pytest.mark.neo4j
@@ -204,7 +186,7 @@ async def test_deltas_are_folded_soon_after_the_write_and_after_start_up_after_a
     assert await _deltas(store, graph) == 1
     monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 0.2)  # the next process's folder, as configured
     started = MemoryService(store)
-    await started.upgrade()  # the next start
+    await started.start()  # the next start
     await _until_folded(store, graph)
     _, terms = await term_stats(store, graph)
     assert terms["bank"] == [1, 3, 0]  # every memory's window holds the others' text
@@ -226,7 +208,7 @@ async def test_a_start_up_does_not_wait_for_a_fold_that_another_process_holds_op
         locking = await paused.run("MERGE (s:GraphStats {name: $graph}) SET s.lock = true", graph=graph)
         await locking.consume()
         started = MemoryService(store)
-        await asyncio.wait_for(started.upgrade(), 10)  # not Neo4j's deadline (60 s), which failed it
+        await asyncio.wait_for(started.start(), 10)  # not Neo4j's deadline (60 s), which failed it
         assert await _deltas(store, graph) == 1
         await paused.rollback()
     await _until_folded(store, graph)  # the started process folded it once the lock was free
@@ -234,11 +216,9 @@ async def test_a_start_up_does_not_wait_for_a_fold_that_another_process_holds_op
     await killed.close()
 
 
-async def _recount_keeps(memory: MemoryService, store: GraphStore, graph: str) -> None:
+async def _recount_keeps(store: GraphStore, graph: str) -> None:
     """The graph's statistics (pending deltas folded) are what a count from scratch gives."""
-    kept = await term_stats(store, graph)
-    await memory.count_terms_again(graph)
-    assert await term_stats(store, graph) == kept
+    assert await term_stats(store, graph) == await recounted(store, graph)
 
 
 async def _until_folded(store: GraphStore, graph: str) -> None:
@@ -279,7 +259,7 @@ async def test_a_backlog_of_deltas_is_folded_a_bounded_number_per_transaction_wh
     assert taken == [3, 3, 1]
     for name in graphs:
         assert await _deltas(store, name) == 0
-        await _recount_keeps(unfolded, store, name)
+        await _recount_keeps(store, name)
 
 
 @pytest.mark.neo4j

@@ -1,13 +1,14 @@
 // mode: read
-// params: graph, vector, fetch, limit
-// The graph's `limit` memories nearest to `vector`, from the index's `fetch` nearest of every graph
-// (fewer than `limit` when other graphs crowd them out: services/embeddings.py then asks
-// embed/nearest_exact.cypher). Rows shaped as graph/keyword_hits' rows, for the walk.
-CALL db.index.vector.queryNodes('memory_embedding', $fetch, $vector) YIELD node, score
-WHERE node.graph = $graph
+// params: key, vector, limit
+// The `limit` memories nearest to `vector` of the graph whose graphKey is `key`, filtered inside the
+// vector index (schema/memory_embedding.cypher): other graphs' memories never take their places,
+// however many there are. Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as
+// graph/keyword_hits' rows, for the walk.
+CYPHER 25
+MATCH (node:Memory)
+SEARCH node IN (VECTOR INDEX memory_embedding FOR $vector WHERE node.graphKey = $key LIMIT $limit) SCORE AS score
 WITH node, score
 ORDER BY score DESC
-LIMIT $limit
 RETURN node.id AS id, 'Memory' AS label, node.text AS text, node.tags AS tags,
   [(node)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0] AS anchorId,
   COUNT { (node)--() } AS degree

@@ -1,7 +1,8 @@
 // mode: read
-// params: graph, ids, vector
+// params: graph, ids, vector, reach
 // For each memory of `ids`: its own similarity to `vector` (null until embedded) and its neighbours'
-// (the embedded memories at most two positions away in the graph's remember order, as its window),
+// (the embedded memories at most `reach` positions away in the graph's remember order: WINDOW, as its
+// window, services/ranking.py),
 // on Neo4j's cosine scale: (1 + cos) / 2.
 UNWIND $ids AS id
 MATCH (m:Memory {graph: $graph, id: id})
@@ -9,6 +10,6 @@ RETURN id,
   CASE WHEN m.embedding IS NULL THEN null ELSE vector.similarity.cosine(m.embedding, $vector) END AS own,
   COLLECT {
     MATCH (n:Memory {graph: $graph})
-    WHERE n.seq >= m.seq - 2 AND n.seq <= m.seq + 2 AND n.id <> id AND n.embedding IS NOT NULL
+    WHERE n.seq >= m.seq - $reach AND n.seq <= m.seq + $reach AND n.id <> id AND n.embedding IS NOT NULL
     RETURN vector.similarity.cosine(n.embedding, $vector)
   } AS near

@@ -1,13 +1,13 @@
 // mode: write
-// params: graphs, keys, since, ids
+// params: graphs, keys, since, ids, span
 // Opens a remember transaction over one or more graphs (`graphs` sorted, so that writers lock them in
 // one order). Takes each graph's write lock (its GraphState, created for a new graph) for the rest of
 // the transaction: the writers of a graph queue here, and what this returns stays true until commit
-// (memory/commit). Per graph: its last position in the remember order; the four memories up to it
-// (oldest first, with their windows, which the new memories extend); and the memories holding one of
-// `keys` (content keys) created at or after `since` ('' for any time), or carrying one of `ids` (a
-// transaction re-run after its unacknowledged commit). The ORDER BY names `graph` as well so that the
-// (graph, seq) index gives the order and the seek stops after four entries; by `seq` alone, Neo4j read
+// (memory/commit). Per graph: its last position in the remember order; the `span` memories up to it
+// (2 × WINDOW, services/ranking.py; oldest first, with their windows, which the new memories extend);
+// and the memories holding one of `keys` (content keys) created at or after `since` ('' for any
+// time), or carrying one of `ids` (a transaction re-run after its unacknowledged commit). The ORDER BY names `graph` as well so that the
+// (graph, seq) index gives the order and the seek stops after `span` entries; by `seq` alone, Neo4j read
 // every memory of the graph and sorted them, on every remember. The SEEK hints keep both lookups
 // seeks: a scan of the whole index (every tenant's memories) is another plan Neo4j takes for them
 // when its statistics say so (seen for the content keys while the test suite ran).
@@ -20,7 +20,7 @@ CALL (graph, seq) {
   MATCH (p:Memory {graph: graph})
   USING INDEX SEEK p:Memory(graph, seq)
   WHERE p.seq <= seq
-  WITH p ORDER BY p.graph DESC, p.seq DESC LIMIT 4
+  WITH p ORDER BY p.graph DESC, p.seq DESC LIMIT $span
   RETURN reverse(collect({id: p.id, text: p.text, window: p.window})) AS recent
 }
 CALL (graph) {

@@ -1,6 +1,6 @@
 // mode: write
 // params: states, memories, windows, deltas
-// Writes what a remember transaction decided (services/memory.py), for one or more graphs whose locks
+// Writes what a remember transaction decided (services/remember.py), for one or more graphs whose locks
 // memory/begin took: each graph's new last position (`states`: graph, seq); the new memories
 // (`memories`: graph, `memory` properties, `entities` (id, label, name, edgeId), `relations` (from,
 // type, to, edgeId), `links` (type, to, edgeId: typed edges to mentioned entities, e.g. an event's

@@ -1,7 +1,10 @@
 // mode: schema
 // params:
 // Recall's semantic signal (services/embeddings.py): each memory's own text as a unit vector of
-// all-MiniLM-L6-v2 (384 floats), written by the background worker. The index spans every graph; the
-// statements that query it keep the graph's memories only (embed/nearest.cypher).
-CREATE VECTOR INDEX memory_embedding IF NOT EXISTS FOR (m:Memory) ON m.embedding
+// all-MiniLM-L6-v2 (384 floats), written by the background worker. The index spans every graph and
+// holds each memory's `graphKey` beside its vector, so that a search filters by graph inside the index
+// (embed/nearest.cypher) and never sees another graph's memories. Cypher 25 (Neo4j 2026.01 or later):
+// a database made by Neo4j 5 speaks Cypher 5 by default. An index of this name without the graphKey
+// (made by an older graphsvc) is dropped first at start-up (schema/unfiltered_vector_index.cypher).
+CYPHER 25 CREATE VECTOR INDEX memory_embedding IF NOT EXISTS FOR (m:Memory) ON m.embedding WITH [m.graphKey]
 OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}

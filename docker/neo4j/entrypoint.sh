@@ -5,13 +5,14 @@
 # (NEO4J_browser_post__connect__cmd sets browser.post_connect_cmd).
 set -eu
 CP='/opt/neo4j/lib/*'
+JAVA="$JAVA_HOME/bin/java"
 CONF="$NEO4J_CONF/neo4j.conf"
 case "${NEO4J_AUTH:-}" in
   none)
     sed -i 's/^dbms.security.auth_enabled=.*/dbms.security.auth_enabled=false/' "$CONF" ;;
   neo4j/*)
     if [ ! -f /data/dbms/auth.ini ]; then
-      java -cp "$CP" org.neo4j.cli.AdminTool dbms set-initial-password "${NEO4J_AUTH#neo4j/}"
+      "$JAVA" -cp "$CP" org.neo4j.cli.AdminTool dbms set-initial-password "${NEO4J_AUTH#neo4j/}"
     fi ;;
 esac
 # Settings are lower case after the prefix, which leaves out NEO4J_AUTH, NEO4J_HOME and NEO4J_CONF.
@@ -21,5 +22,7 @@ env | grep '^NEO4J_[a-z]' | while IFS='=' read -r name value; do
   printf '%s=%s\n' "$key" "$value" >> "$CONF.new"
   mv "$CONF.new" "$CONF"
 done
-exec java -Xms512m -Xmx1g --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
-  -cp "$CP" org.neo4j.server.CommunityEntryPoint --home-dir=/opt/neo4j --config-dir="$NEO4J_CONF" --console-mode
+# The flags of graphsvc/devstack/neo4j.py's JVM_FLAGS (jdk.incubator.vector: Lucene's SIMD vector search).
+exec "$JAVA" -Xms512m -Xmx1g --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
+  --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+  -cp "$CP" org.neo4j.server.Neo4jCommunity --home-dir=/opt/neo4j --config-dir="$NEO4J_CONF" --console-mode

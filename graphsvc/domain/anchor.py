@@ -1,4 +1,4 @@
-"""Anchoring's values: a batch in each state of its machine (services/anchoring.py), with the
+"""Anchoring's values: a batch in each state of its machine (services/anchoring/batches.py), with the
 properties of its Batch node that anchoring reads, and what the chain answers.
 
 A state adds the properties that its step wrote (a batch sent back to SEALED keeps them, unused), so

@@ -271,14 +271,17 @@ class RememberInput(ContractInput):
     )
     validFrom: Instant | None = Field(default=None, description="When the fact starts to hold (default: now)")
     validTo: Instant | None = Field(
-        default=None, description="When the fact stops holding (default: never); after validFrom"
+        default=None,
+        description="When the fact stops holding (default: never); not before validFrom "
+        "(equal to it: an empty interval, holding at no instant)",
     )
     graph: Graph = DEFAULT_GRAPH
 
     @model_validator(mode="after")
     def _interval(self) -> RememberInput:
-        if self.validFrom and self.validTo and self.validFrom >= self.validTo:
-            raise ValueError("validFrom must be before validTo")
+        # Equal is an empty interval (validTo is exclusive): kept, found by no asOf, listed by history.
+        if self.validFrom and self.validTo and self.validFrom > self.validTo:
+            raise ValueError("validFrom must not be after validTo")
         return self
 
 
@@ -286,11 +289,14 @@ BATCH_LIMIT = 1000
 
 
 class RememberBatchInput(ContractInput):
-    # Published as remember inputs, checked one by one (services.bulk): a bad item is rejected alone.
-    items: list[SkipValidation[RememberInput]] = Field(
+    # Taken as they come and checked one by one (services.bulk): a bad item is rejected alone, with its
+    # reason, and the others land. So the schema says an item may be anything (a remember input, or a
+    # value that is rejected), and a request is never refused for an item.
+    items: list[SkipValidation[RememberInput | Any]] = Field(
         min_length=1,
         max_length=BATCH_LIMIT,
-        description="Remember inputs (text, entities, relations, tags); each is checked on its own",
+        description="Remember inputs (text, entities, relations, tags); each is checked on its own: "
+        "an item that is not a valid remember input is rejected alone, with its reason",
     )
     graph: Graph = DEFAULT_GRAPH
 
@@ -405,18 +411,6 @@ class RememberReceipt(ContractOutput):
     id: str | None = None
     hash: str | None = None
     error: str | None = None
-    # Why a rejected item was refused, as the error a single remember raises (not serialised).
-    _failure: Exception | None = PrivateAttr(default=None)
-
-    @classmethod
-    def rejected(cls, index: int, failure: Exception) -> RememberReceipt:
-        receipt = cls(index=index, status="rejected", error=str(failure))
-        receipt._failure = failure
-        return receipt
-
-    @property
-    def failure(self) -> Exception | None:
-        return self._failure
 
 
 class RememberBatchResult(ContractOutput):

@@ -1,63 +1,50 @@
-"""The MCP server: the seed's tools over one `MCPServer`, served over SSE and streamable HTTP.
+"""The MCP server: every operation of `services.operations` that has a tool, on the SDK's low-level
+`Server`, served over SSE and streamable HTTP.
 
 Each tool publishes exactly the fields of its contract model (same names, bounds and defaults) and
-returns the model as structured output and the seed's text rendering as content. A call checks the
-caller first, then validates its arguments once, against the contract model, as REST does; any
-GraphsvcError becomes a tool error reading `<code>: <message>` (`invalid_input: hops: ...`). Each call
-is counted and timed by tool, transport and outcome, and logged with its HTTP request's id.
+returns the model as structured output and the seed's text rendering as content. A call takes the
+caller the HTTP edge authenticated (`graphsvc.http.scope`), then validates its arguments once, against
+the contract model, as REST does; any GraphsvcError becomes a tool error reading
+`Error executing tool <name>: <code>: <message>`. Each call is counted and timed by tool, transport
+and outcome, and logged with its HTTP request's id.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from functools import partial
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server import Server, ServerRequestContext
+from mcp.server.sse import SseServerTransport
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
 
 from graphsvc import logs
-from graphsvc.domain import render
-from graphsvc.domain.locus import (
-    InsightsInput,
-    InsightsResult,
-    ListContextsInput,
-    ListContextsResult,
-    RetrieveInput,
-    RetrieveResult,
-    StoreEventInput,
-    StoreEventResult,
-)
-from graphsvc.domain.models import (
-    AnchorResult,
-    ExploreInput,
-    ExploreResult,
-    ForgetResult,
-    Graph,
-    GraphInput,
-    IdInput,
-    LinkInput,
-    LinkResult,
-    RecallInput,
-    RecallResult,
-    RememberInput,
-    RememberResult,
-    VerifyResult,
-)
+from graphsvc.domain.models import Graph
 from graphsvc.errors import GraphsvcError, invalid_input
+from graphsvc.http import scope as caller
 from graphsvc.metrics import Metrics
-from graphsvc.services.access import AccessService, Need
-from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.locus import LocusService
-from graphsvc.services.memory import MemoryService
+from graphsvc.services.access import AccessService, Principal
+from graphsvc.services.operations import TOOLS, Backends, Hints, Operation
 
 INSTRUCTIONS = (
     "graphsvc is long-term memory. Store facts with `remember` (entities and typed relations make them "
@@ -65,16 +52,7 @@ INSTRUCTIONS = (
     "distance); walk raw structure with `explore`; connect entities with `link`; delete with `forget`. "
     "Every tool takes an optional `graph` (tenant), default 'default'."
 )
-
-
-class _Arguments(ArgModelBase):
-    """Takes the arguments as they come: the tool checks the caller before it validates them."""
-
-    model_config = ConfigDict(extra="allow")
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.model_extra or {})}
-
+log = logging.getLogger("graphsvc")
 
 _HEADER_GRAPH: TypeAdapter[str | None] = TypeAdapter(Graph | None)  # type: ignore[arg-type]
 
@@ -132,10 +110,52 @@ def _input_schema(input_model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def _request(ctx: Context) -> logs.RequestInfo:
+def _annotations(hints: Hints) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=hints.read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
+        open_world_hint=hints.open_world,
+    )
+
+
+@dataclass(frozen=True)
+class _Published:
+    """An operation as a tool: what `tools/list` shows of it and how a call's arguments are read."""
+
+    operation: Operation
+    tool: Tool
+    contract: TypeAdapter[Any]
+    structured: set[str]
+
+    @classmethod
+    def of(cls, operation: Operation) -> _Published:
+        assert operation.tool is not None
+        tool = Tool(
+            name=operation.name,
+            description=operation.tool.description,
+            input_schema=_input_schema(operation.input),
+            output_schema=operation.output.model_json_schema(by_alias=True),
+            annotations=_annotations(operation.tool.hints),
+        )
+        return cls(operation, tool, TypeAdapter(operation.input), _structured_fields(operation.input))
+
+    def arguments(self, arguments: dict[str, Any]) -> Any:
+        return _validated(self.contract, _unquoted(arguments, self.structured))
+
+
+def _scope(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, Any]:
+    """The ASGI scope of the HTTP request that carried this call (empty off HTTP)."""
+    return getattr(ctx.request, "scope", None) or {}
+
+
+def _headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str]:
+    return getattr(ctx.request, "headers", None) or {}
+
+
+def _request(scope: Mapping[str, Any]) -> logs.RequestInfo:
     """The HTTP request that carried this call, as the edge recorded it."""
-    scope: dict[str, Any] = getattr(ctx.request_context.request, "scope", None) or {}
-    return logs.of_scope(scope) or logs.RequestInfo(uuid.uuid4().hex, "mcp")
+    return logs.of_scope(dict(scope)) or logs.RequestInfo(uuid.uuid4().hex, "mcp")
 
 
 def _observed(metrics: Metrics, tool: str, request: logs.RequestInfo, code: str, started: float) -> None:
@@ -150,206 +170,137 @@ def _observed(metrics: Metrics, tool: str, request: logs.RequestInfo, code: str,
     )
 
 
-def _tool(
-    access: AccessService,
-    metrics: Metrics,
-    need: Need,
-    name: str,
-    description: str,
-    input_model: type[BaseModel],
-    output_model: type[BaseModel],
-    call: Callable[[Any], Awaitable[Any]],
-    text: Callable[[Any, Any], str],
-    annotations: ToolAnnotations,
-) -> Tool:
-    """A tool publishing `input_model`'s schema; a call authenticates, validates, then scopes the graph."""
-    contract, structured = TypeAdapter(input_model), _structured_fields(input_model)
+def _failed(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
-    async def run(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
-        headers = ctx.headers or {}
-        http, started, code = _request(ctx), time.perf_counter(), "internal"
+
+class _Tools:
+    """The `tools/list` and `tools/call` handlers over the table's tools."""
+
+    def __init__(self, backends: Backends, access: AccessService, metrics: Metrics) -> None:
+        self.backends = backends
+        self.access = access
+        self.metrics = metrics
+        self.published = {op.name: _Published.of(op) for op in TOOLS}
+        self.listed = ListToolsResult(tools=[p.tool for p in self.published.values()])
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        published = self.published.get(name)
+        return None if published is None else published.tool.input_schema
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return self.listed
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        published = self.published.get(params.name)
+        if published is None:
+            return _failed(f"Unknown tool: {params.name}")
+        scope = _scope(ctx)
+        http, started, code = _request(scope), time.perf_counter(), "internal"
         with logs.bound(http):
             try:
-                principal = await access.authenticate(headers.get("authorization"))
-                header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
-                request = access.scoped(
-                    principal, header_graph, _validated(contract, _unquoted(arguments, structured)), need
-                )
-                result = await call(request)
+                result = await self._run(published, scope, _headers(ctx), params.arguments or {})
                 code = "ok"
+                return result
             except GraphsvcError as e:
                 code = e.code
-                raise ToolError(f"{e.code}: {e.message}") from e
+                return _failed(f"Error executing tool {params.name}: {e.code}: {e.message}")
+            except Exception:
+                log.exception("tool %r raised an unexpected exception", params.name)
+                return _failed(f"Error executing tool {params.name}")
             finally:
-                _observed(metrics, name, http, code, started)
+                _observed(self.metrics, params.name, http, code, started)
+
+    async def _run(
+        self,
+        published: _Published,
+        scope: Mapping[str, Any],
+        headers: Mapping[str, str],
+        arguments: dict[str, Any],
+    ) -> CallToolResult:
+        """Who calls first, then the arguments, then the graph: the order REST checks them in."""
+        operation = published.operation
+        principal = await self._principal(scope, headers)
+        header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
+        request = self.access.scoped(principal, header_graph, published.arguments(arguments), operation.need)
+        result = await operation.call(self.backends, request)
+        assert operation.tool is not None
         return CallToolResult(
-            content=[TextContent(type="text", text=text(result, request))],
+            content=[TextContent(type="text", text=operation.tool.text(result, request))],
             structured_content=result.model_dump(mode="json", by_alias=True),
         )
 
-    return Tool(
-        fn=run,
-        name=name,
-        title=None,
-        description=description,
-        parameters=_input_schema(input_model),
-        fn_metadata=FuncMetadata(arg_model=_Arguments, output_model=output_model),
-        is_async=True,
-        context_kwarg="ctx",
-        annotations=annotations,
-    )
+    async def _principal(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> Principal | None:
+        """The caller the edge authenticated; else none was presented (or the call came off HTTP), and
+        `authenticate` answers without a lookup unless a header came in without the edge."""
+        if caller.checked(scope):
+            return caller.principal(scope)
+        return await self.access.authenticate(headers.get("authorization"))
 
 
-def _writes(*, destructive: bool, idempotent: bool, chain: bool = False) -> ToolAnnotations:
-    return ToolAnnotations(
-        read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=chain
-    )
+# An MCPServer advertised (empty) resources and prompts; listing them still answers, as before.
+async def _no_resources(
+    ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+) -> ListResourcesResult:
+    return ListResourcesResult(resources=[])
 
 
-# What each tool does to the graph (MCP annotations; tests/test_tool_metadata.py holds each to it).
-READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-# A new memory per call, but the same content again within RETRY_WINDOW_S is a retry (its receipt).
-ADDS = _writes(destructive=False, idempotent=True)
+async def _no_templates(
+    ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+) -> ListResourceTemplatesResult:
+    return ListResourceTemplatesResult(resource_templates=[])
+
+
+async def _no_prompts(
+    ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+) -> ListPromptsResult:
+    return ListPromptsResult(prompts=[])
 
 
 def create_mcp_server(
-    memory: MemoryService,
-    anchoring: AnchoringService,
-    locus: LocusService,
-    access: AccessService,
-    *,
-    metrics: Metrics | None = None,
-    version: str = "",
-) -> MCPServer:
-    tool = partial(_tool, access, metrics or Metrics())
-    tools = [
-        tool(
-            "write",
-            "remember",
-            "Store a new memory with optional entities (label, name), relations between them "
-            "(from, type UPPER_SNAKE_CASE, to: names in entities or already in the graph) and tags.",
-            RememberInput,
-            RememberResult,
-            memory.remember,
-            lambda result, request: render.remember_text(result, request.text),
-            ADDS,
-        ),
-        tool(
-            "read",
-            "recall",
-            "Search long-term memory by keywords and/or entity name. hops 0-3 (default 1) widens to "
-            "memories linked through entities; limit 1-50 (default 10). Memories come scored with their "
-            "hop distance, plus the context graph (capped at 300 nodes: contextTruncated).",
-            RecallInput,
-            RecallResult,
-            memory.recall,
-            lambda result, _: render.recall_text(result),
-            READ,
-        ),
-        tool(
-            "write",
-            "link",
-            "Create a typed relationship (UPPER_SNAKE_CASE) between two entities, creating them if missing; "
-            "linking the same pair with the same type again updates its props.",
-            LinkInput,
-            LinkResult,
-            memory.link,
-            lambda result, _: render.link_text(result),
-            _writes(destructive=True, idempotent=True),  # linking again overwrites the props
-        ),
-        tool(
-            "read",
-            "explore",
-            "Breadth-first traversal from one or more node ids (memory ids or Label:name entity ids): "
-            "maxDepth 0-3 (default 2), direction out|in|both, edge types filter, limit 1-300 nodes.",
-            ExploreInput,
-            ExploreResult,
-            memory.explore,
-            lambda result, _: render.explore_text(result),
-            READ,
-        ),
-        tool(
-            "write",
-            "forget",
-            "Delete a memory and all its edges. Entities still mentioned elsewhere stay. "
-            "An on-chain anchor is not revoked.",
-            IdInput,
-            ForgetResult,
-            memory.forget,
-            lambda result, _: render.forget_text(result),
-            _writes(destructive=True, idempotent=True),  # forgetting again changes nothing
-        ),
-        tool(
-            "write",
-            "anchor_now",
-            "Anchor all pending (un-anchored) memories of the graph on-chain as one Merkle batch. "
-            "Requires MONAD_RPC_URL and ANCHOR_CONTRACT; without them it answers status not_configured.",
-            GraphInput,
-            AnchorResult,
-            anchoring.anchor_now,
-            lambda result, _: render.anchor_text(result),
-            _writes(destructive=False, idempotent=True, chain=True),  # again: nothing pending
-        ),
-        tool(
-            "read",
-            "verify_memory",
-            "Verify a memory's hash and Merkle proof against the root recorded on-chain (at the finalized "
-            "block): hashValid, anchored, proofValid, onChain, with the problem when one fails.",
-            IdInput,
-            VerifyResult,
-            anchoring.verify,
-            lambda result, _: render.verify_text(result),
-            ToolAnnotations(read_only_hint=True, open_world_hint=True),
-        ),
-        # The LocusGraph surface (advanced aliases of the tools above, for agents built for it).
-        tool(
-            "write",
-            "store_event",
-            "LocusGraph: store an event (fact|action|decision|observation|feedback) as a memory in its "
-            "context (type:name), linked to the contexts it reinforces, extends, contradicts or relates to. "
-            "Aliases: event_type/eventType, content, event_id.",
-            StoreEventInput,
-            StoreEventResult,
-            locus.store_event,
-            lambda result, _: render.store_event_text(result),
-            ADDS,
-        ),
-        tool(
-            "read",
-            "retrieve_memories",
-            "LocusGraph: ranked memories for a query (the recall engine), filtered by context_ids or "
-            "context_types ({type: [names]}, [] for every name); include_ids adds memory and context ids.",
-            RetrieveInput,
-            RetrieveResult,
-            locus.retrieve,
-            lambda result, _: render.retrieve_text(result),
-            READ,
-        ),
-        tool(
-            "read",
-            "list_contexts",
-            "LocusGraph: contexts (type:name) with their event counts, filtered by type and name, "
-            "paged (limit, default 100; page, default 0) in a stable order, with the total.",
-            ListContextsInput,
-            ListContextsResult,
-            locus.list_contexts,
-            lambda result, _: render.list_contexts_text(result),
-            READ,
-        ),
-        tool(
-            "write",
-            "generate_insights",
-            "LocusGraph: for a task, the most relevant knowledge grouped by context, with how often each "
-            "context is reinforced, what contradicts it, and its latest event (no LLM; deterministic). "
-            "Alias: context_query for locus_query.",
-            InsightsInput,
-            InsightsResult,
-            locus.insights,
-            lambda result, _: render.insights_text(result),
-            READ,
-        ),
+    backends: Backends, access: AccessService, *, metrics: Metrics | None = None, version: str = ""
+) -> Server[Any]:
+    tools = _Tools(backends, access, metrics or Metrics())
+    return Server(
+        "graphsvc",
+        version=version,
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=tools.input_schema,
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
+        on_list_resources=_no_resources,
+        on_list_resource_templates=_no_templates,
+        on_list_prompts=_no_prompts,
+    )
+
+
+def sse_routes(server: Server[Any], security: TransportSecuritySettings) -> list[Route | Mount]:
+    """MCP over SSE: the event stream at /sse, the client's messages posted to /messages/."""
+    transport = SseServerTransport("/messages/", security_settings=security)
+
+    async def stream(scope: Scope, receive: Receive, send: Send) -> None:
+        async with transport.connect_sse(scope, receive, send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    return [
+        Route("/sse", endpoint=_Asgi(stream), methods=["GET"]),
+        Mount("/messages/", app=transport.handle_post_message),
     ]
-    return MCPServer("graphsvc", version=version, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+
+
+@dataclass(frozen=True)
+class _Asgi:
+    """An ASGI callable Starlette's `Route` serves as it is (a plain function it would take for a
+    request handler)."""
+
+    app: Any
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
 
 
 def transport_security(extra_hosts: list[str]) -> TransportSecuritySettings:

@@ -9,8 +9,8 @@ is found by keywords as before.
 
 At recall, `EmbeddingService.semantic` returns the graph's memories nearest to the query (seeds for the walk, like
 keyword hits) and each candidate's cosine to it and its window neighbours' best (a turn is found through the turns
-around it, as the keyword window does); services/fusion.py weighs them. README (*Recall*) gives the
-formula; bench/README.md the figures.
+around it, as the keyword window does); services/ranking.py and services/fusion.py weigh them (README: *Recall*);
+bench/README.md the figures.
 
 The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
 few cores its batches yield to requests (remember's latency rose by half with the worker at normal
@@ -33,12 +33,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
+from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Reader, Row, Store
+from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, cosines
 
-SEEDS = 20  # the graph's nearest memories that join recall's candidates
-OVERFETCH = 10  # the index is asked for SEEDS * OVERFETCH of every graph, then filtered to the graph
 BATCH = 64  # memories a worker claims and encodes at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 10_000  # memories marked per statement when the backlog is filled at start-up
@@ -164,21 +164,16 @@ class EmbeddingService:
         return asyncio.ensure_future(asyncio.to_thread(lambda: encoder.encode([text])[0]))
 
     async def semantic(self, graph: str, vector: list[float], hit_ids: Sequence[str]) -> Semantic:
-        """The graph's SEEDS memories nearest to `vector`, and the similarity of those and `hit_ids`."""
-        seeds = await self.nearest(graph, vector, SEEDS)
+        """The graph's SEMANTIC_SEEDS memories nearest to `vector`, and the similarity of those and
+        `hit_ids` (ranking.similarities)."""
+        seeds = await self.nearest(graph, vector, SEMANTIC_SEEDS)
         ids = list(dict.fromkeys([*hit_ids, *(row["id"] for row in seeds)]))
-        rows = await self._store.run("embed/similarity", graph=graph, ids=ids, vector=vector)
-        return Semantic(seeds=seeds, cosines=_cosines(rows))
+        rows = await self._store.run("embed/similarity", graph=graph, ids=ids, vector=vector, reach=WINDOW)
+        return Semantic(seeds=seeds, cosines=cosines(rows))
 
     async def nearest(self, graph: str, vector: list[float], limit: int) -> list[Row]:
-        """The graph's `limit` memories nearest to `vector`: from the index, over-fetched and filtered to
-        the graph; exactly, over the graph's embedded memories, when other graphs crowd it out."""
-        rows = await self._store.run(
-            "embed/nearest", graph=graph, vector=vector, fetch=limit * OVERFETCH, limit=limit
-        )
-        if len(rows) < limit:
-            rows = await self._store.run("embed/nearest_exact", graph=graph, vector=vector, limit=limit)
-        return rows
+        """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index."""
+        return await self._store.run("embed/nearest", key=graph_key(graph), vector=vector, limit=limit)
 
 
 class _Progress:
@@ -205,14 +200,3 @@ def _lowest_priority() -> None:
     """The calling thread yields the CPU to every other (Linux sets a nice value per thread)."""
     with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-
-
-def _cosines(rows: list[dict[str, Any]]) -> dict[str, tuple[float | None, float | None]]:
-    """Each memory's own cosine and its best neighbour's; rows hold Neo4j's scale, (1 + cos) / 2."""
-    return {
-        row["id"]: (
-            2 * row["own"] - 1 if row["own"] is not None else None,
-            max((2 * s - 1 for s in row["near"]), default=None),
-        )
-        for row in rows
-    }

@@ -129,3 +129,14 @@ async def _expand(
         state.edges.setdefault(edge_id, WalkEdge(edge_id, source, row["type"], target))
     if len(rows) >= rows_limit:
         state.truncated = True
+
+
+async def detail(reader: Reader, graph: str, nodes: list[Node]) -> None:
+    """Fill in text, tags and anchor of the memories a walk reached (it reads only ids)."""
+    bare = [n for n in nodes if n.is_memory and not n.text]
+    if bare:
+        rows = {row["id"]: row for row in await fetch_nodes(reader, graph, [n.id for n in bare])}
+        for node in bare:
+            row = rows.get(node.id)
+            if row:
+                node.text, node.tags, node.anchorId = row["text"], row["tags"] or [], row["anchorId"]

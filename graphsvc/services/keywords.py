@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
+
+from graphsvc.services.ranking import OWN_TEXT_WEIGHT
 
 MAX_QUERY_TERMS = 64
 _TERM = re.compile(r"\w+", re.UNICODE)
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
-OWN_TEXT_WEIGHT = 0.5  # a memory's score = BM25 of its window + 0.5 * BM25 of its own text
 
 _QUESTION_WORDS = """
     a about above again against all also am an and any are as at be because been being below
@@ -37,6 +39,13 @@ def keywords(text: str) -> list[str]:
     terms = words(text)
     kept = [t for t in terms if t not in QUESTION_WORDS]
     return (kept or terms)[:MAX_QUERY_TERMS]
+
+
+def named_in(query: str, names: Mapping[str, str]) -> set[str]:
+    """The ids of `names` (id: name) whose name the query contains: every word of it is a word of the
+    query (recall's named boost, services/ranking.py)."""
+    asked = set(words(query))
+    return {i for i, name in names.items() if (said := set(words(name))) and said <= asked}
 
 
 def graph_key(graph: str) -> str:

@@ -19,7 +19,6 @@ background, and with the next fold of their graph.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -27,9 +26,9 @@ from typing import Any
 from graphsvc.errors import GraphsvcError
 from graphsvc.services.ports import Reader, Store
 from graphsvc.services.term_stats import folded
+from graphsvc.services.worker import Worker
 
 FOLD_DELAY_S = 0.2  # a fold waits this long after a write, gathering the writes that follow
-RETRY_S = 5.0  # after a fold failed (Neo4j away)
 FOLD_LIMIT = 50  # deltas a fold transaction takes (one of a bulk import's batches holds thousands of terms)
 log = logging.getLogger(__name__)
 
@@ -55,18 +54,19 @@ async def fold(store: Store, *graphs: str) -> int:
 
 
 class TermFolder:
-    """Folds the graphs it is told were written, in a task of its own, FOLD_DELAY_S after the write."""
+    """Folds the graphs it is told were written, FOLD_DELAY_S after the write, in a worker of its own
+    (services/worker.py: it runs while graphs wait, retries with back-off while Neo4j is away)."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
         self._written: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
+        self.worker = Worker("term_stats", self._fold_written, interval_s=None)
 
     def written(self, graphs: Iterable[str]) -> None:
         """Graphs whose writes just committed deltas."""
         self._written.update(graphs)
-        if self._task is None and self._written:
-            self._task = asyncio.create_task(self._folding())
+        if self._written:
+            self.worker.wake()
 
     async def adopt_pending(self) -> None:
         """Fold every graph's pending deltas (at start-up: those a stopped process left) as if this
@@ -82,34 +82,26 @@ class TermFolder:
     async def close(self) -> None:
         """Fold what this process wrote now, rather than leave it to the next start-up (an outage only
         leaves it, logged)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self.worker.stop()
         graphs, self._written = sorted(self._written), set()
-        await self._fold(graphs)
-
-    async def _folding(self) -> None:
-        try:
-            delay = FOLD_DELAY_S
-            while self._written:
-                await asyncio.sleep(delay)
-                graphs, self._written = sorted(self._written), set()
-                left = await self._fold(graphs)
-                self._written.update(left)
-                delay = RETRY_S if left else FOLD_DELAY_S
-        finally:
-            self._task = None
-
-    async def _fold(self, graphs: list[str]) -> list[str]:
-        """Fold `graphs`; returns them when Neo4j failed (their deltas stay pending, and recall counts
-        them meanwhile), else nothing."""
         try:
             await fold(self._store, *graphs)
-        except GraphsvcError as e:  # Neo4j away, as the other workers see it
-            log.info("folding term statistics postponed: %s", e)
-            return graphs
+        except GraphsvcError as e:  # Neo4j away: the deltas stay pending, the next start-up folds them
+            log.warning("term statistics of %d graph(s) left to the next start-up: %s", len(graphs), e)
         except Exception:
-            log.exception("folding term statistics failed; retrying")
-            return graphs
-        return []
+            log.exception("folding term statistics failed; the next start-up folds them")
+
+    async def _fold_written(self) -> int:
+        """The worker's step: fold the graphs written, FOLD_DELAY_S after the first of their writes;
+        returns how many graphs were written meanwhile. When the fold fails their deltas stay pending
+        (recall counts them meanwhile) and the graphs wait for the next step."""
+        if not self._written:
+            return 0
+        await asyncio.sleep(FOLD_DELAY_S)  # gathers the writes that follow into this fold
+        graphs, self._written = sorted(self._written), set()
+        try:
+            await fold(self._store, *graphs)
+        except BaseException:
+            self._written.update(graphs)
+            raise
+        return len(self._written)

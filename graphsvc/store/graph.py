@@ -14,7 +14,8 @@ import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, LiteralString, TypeVar, cast
+from importlib.metadata import version
+from typing import Any, TypeVar, cast
 
 import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
@@ -28,16 +29,17 @@ Row = dict[str, Any]
 # (The driver types its **config keyword arguments as unknown: the calls that take them say
 # `pyright: ignore[reportUnknownMemberType]`.)
 Observer = Callable[[str, float], None]  # (statement name, seconds)
-Fulltext = tuple[tuple[str, str | bool | None], ...]  # a fulltext index's declared settings, sorted by name
 log = logging.getLogger("graphsvc")
 
-# What a schema file declares: `CREATE [FULLTEXT|VECTOR] INDEX|CONSTRAINT <name> IF NOT EXISTS FOR (x:<Label>)
-# ON|ON EACH|REQUIRE <properties>`, with the fulltext settings it names (analyzer, eventually_consistent).
-_DECLARES = re.compile(
-    r"CREATE\s+(?:(?:FULLTEXT|VECTOR)\s+)?(?:INDEX|CONSTRAINT)\s+(?P<name>\w+)\s+IF\s+NOT\s+EXISTS\s+"
-    r"FOR\s+\(\w+:(?P<label>\w+)\)\s+(?:ON\s+EACH|ON|REQUIRE)\s+(?P<props>\[[^\]]*\]|\([^)]*\)|\w+\.\w+)"
-)
-_FULLTEXT = re.compile(r"`fulltext\.(\w+)`\s*:\s*('\w+'|true|false)")
+# The schema of cypher/schema/, marked on the database at start-up (GraphsvcSchema). Raise it with a change
+# that an existing database needs an upgrade step for, and add that step for the databases marked below it.
+# Schema 2: the vector index holds each memory's graphKey (Neo4j 2026.02+ filters inside the index); a
+# database marked below it, or not marked (written before the marker), has its old index dropped first.
+SCHEMA_VERSION = 2
+VERSION = version("graphsvc")
+# The oldest Neo4j whose Cypher has what cypher/ uses: vector indexes with filter properties and the
+# SEARCH clause (Cypher 25, generally available from 2026.02). Tested on 2026.09.0.
+MIN_NEO4J = "2026.02"
 _OUT_OF_RANGE = {
     "Neo.ClientError.Statement.ArithmeticError",
     "Neo.ClientError.Statement.ArgumentError",
@@ -139,41 +141,44 @@ class GraphStore:
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:
-        """Create what `cypher/schema/` declares. `IF NOT EXISTS` keeps an index or constraint whose
-        name exists, whatever its definition: one left by an older definition under the same name is
-        dropped and created again (logged), so a changed schema file always takes effect. Repairs
-        (`schema/` files in write mode) run first: data an older version left that a constraint refuses."""
-        for name in sorted(
-            n for n, s in self.statements.items() if n.startswith("schema/") and s.mode == "write"
-        ):
-            await self._execute(name, {}, None)
+        """Check the server and which schema wrote the database, run the upgrade steps of the schemas
+        it was marked below, create what `cypher/schema/` declares (`IF NOT EXISTS`), then mark the
+        database with SCHEMA_VERSION and graphsvc's version; returns the statements applied.
+
+        Raises:
+            NotConfigured: the server is older than MIN_NEO4J, or a newer schema than SCHEMA_VERSION
+                wrote the database.
+        """
+        await self._check_version()
+        marker = await self._execute("schema/marker", {}, None)
+        _refuse_newer(marker)
+        if not marker or (marker[0]["version"] or 0) < 2:
+            await self._execute("schema/unfiltered_vector_index", {}, None)
         names = sorted(
-            n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/await_indexes"
+            n
+            for n, s in self.statements.items()
+            if s.mode == "schema" and n not in ("schema/await_indexes", "schema/unfiltered_vector_index")
         )
-        async with _translated(None):
-            records, _, _ = await self._driver.execute_query(
-                "SHOW INDEXES YIELD name, labelsOrTypes, properties, owningConstraint, options",
-                database_=self._database,
-            )
-        existing = {record["name"]: record for record in records}
         for name in names:
-            declared = _declared(self.statements[name].text)
-            found = existing.get(declared[0]) if declared else None
-            if declared and found and declared != (have := _definition(found, declared[3])):
-                kind = "CONSTRAINT" if found["owningConstraint"] else "INDEX"
-                log.warning(
-                    "schema: %s %s is %s, declared %s: recreating it", kind, have[0], have[1:], declared[1:]
-                )
-                # Names come from cypher/schema (word characters only), never from a request. IF EXISTS:
-                # replicas starting together may race to drop it.
-                async with _translated(None):
-                    await self._driver.execute_query(
-                        cast(LiteralString, f"DROP {kind} {found['owningConstraint'] or have[0]} IF EXISTS"),
-                        database_=self._database,
-                    )
             await self._execute(name, {}, None)
         await self._execute("schema/await_indexes", {}, None)
+        _refuse_newer(
+            await self._execute("schema/mark", {"version": SCHEMA_VERSION, "writtenBy": VERSION}, None)
+        )
         return names
+
+    async def _check_version(self) -> None:
+        async with _translated(None):
+            records, _, _ = await self._driver.execute_query(
+                "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS v",
+                database_=self._database,
+            )
+        version = records[0]["v"] if records else ""
+        if too_old(version):
+            raise NotConfigured(
+                f"Neo4j {version} is too old: graphsvc needs Neo4j {MIN_NEO4J} or later (vector search "
+                "filtered by graph, Cypher 25); upgrade the server (README: Run it)"
+            )
 
     async def ping(self, timeout_s: float = 3) -> bool:
         try:
@@ -208,34 +213,31 @@ class Transaction:
             return [_row(record) async for record in result]
 
 
+def too_old(version: str) -> bool:
+    """A Neo4j version ("5.26.31", "2026.09.0", "2026.09-aura") older than MIN_NEO4J, or none."""
+
+    def year_month(text: str) -> tuple[int, int]:
+        found = re.match(r"(\d+)\.(\d+)", text)
+        return (int(found[1]), int(found[2])) if found else (0, 0)
+
+    return year_month(version) < year_month(MIN_NEO4J)
+
+
 def _row(record: neo4j.Record) -> Row:
     return dict(zip(record.keys(), cast(tuple[Any, ...], record), strict=True))
 
 
-def _declared(text: str) -> tuple[str, str, tuple[str, ...], Fulltext] | None:
-    """(name, label, properties, fulltext settings) of a schema statement that creates one."""
-    match = _DECLARES.search(text)
-    if match is None:
-        return None
-    fulltext = tuple(
-        sorted((k, v.strip("'") if "'" in v else v == "true") for k, v in _FULLTEXT.findall(text))
-    )
-    props = tuple(re.findall(r"\w+\.(\w+)", match["props"]))
-    return match["name"], match["label"], props, fulltext
+def _refuse_newer(rows: list[Row]) -> None:
+    """The marker's schema, refused when newer than this graphsvc's.
 
-
-def _definition(record: Any, fulltext: Fulltext) -> tuple[str, str, tuple[str, ...], Fulltext]:
-    """The same tuple for an index (or a constraint's index) as SHOW INDEXES reports it, with the
-    fulltext settings that the declaration names."""
-    [label] = record["labelsOrTypes"] or [""]
-    options: dict[str, Any] = record["options"] or {}
-    config: dict[str, Any] = options.get("indexConfig") or {}
-    return (
-        record["name"],
-        label,
-        tuple(record["properties"] or ()),
-        tuple((key, config.get(f"fulltext.{key}")) for key, _ in fulltext),
-    )
+    Raises:
+        NotConfigured: it is newer.
+    """
+    if rows and (rows[0]["version"] or 0) > SCHEMA_VERSION:
+        raise NotConfigured(
+            f"this database was written by graphsvc {rows[0]['writtenBy']} (schema {rows[0]['version']}); "
+            f"graphsvc {VERSION} knows schema {SCHEMA_VERSION} at most: run that version or a newer one"
+        )
 
 
 def create_driver(

@@ -17,8 +17,8 @@ from starlette.routing import BaseRoute, Mount, compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphsvc import logs
+from graphsvc.http.edge import REST
 from graphsvc.metrics import Metrics
-from graphsvc.rest.edge import REST
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED = "unmatched"  # the route of a path no route takes

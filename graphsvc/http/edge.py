@@ -23,7 +23,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphsvc import logs
 from graphsvc.errors import GraphsvcError, InvalidInput, Unavailable, invalid_input
-from graphsvc.services.access import AccessService, Principal
+from graphsvc.http import scope as caller
+from graphsvc.services.access import AccessService
 
 log = logging.getLogger("graphsvc")
 REST = "/v1/"
@@ -51,7 +52,7 @@ def envelope(
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     body = ErrorResponse(error=ErrorBody(code=code, message=message, fields=fields or []))
-    if (request := logs.current()) is not None:  # counted and logged by rest.observe
+    if (request := logs.current()) is not None:  # counted and logged by http.observe
         request.code = code
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
@@ -63,17 +64,13 @@ def error_response(e: GraphsvcError, challenge: str = "Bearer") -> JSONResponse:
     return envelope(e.status, e.code, e.message, e.fields, headers or None)
 
 
-def principal(request: Request) -> Principal | None:
-    """The caller `Authenticate` found for this request (None: no token, auth not required)."""
-    return request.scope.get("state", {}).get("principal")
-
-
 class Authenticate:
     """Checks the bearer token of every guarded request before the app reads its body.
 
     REST answers 401 without a valid token where auth is required. On the MCP transports a presented
     token that is not valid answers 401 with `WWW-Authenticate: Bearer` (so clients' authorization
-    flows start); a request without one goes on (tools/list is open; each tool call checks itself).
+    flows start); a request without one goes on (tools/list is open; a tool call checks for itself that none is
+    needed). The caller found is kept in the scope (`graphsvc.http.scope`) for REST and MCP to read.
     """
 
     def __init__(self, app: ASGIApp, access: AccessService) -> None:
@@ -86,7 +83,7 @@ class Authenticate:
         authorization = Headers(scope=scope).get("authorization")
         if authorization or scope["path"].startswith(REST):
             try:
-                scope.setdefault("state", {})["principal"] = await self.access.authenticate(authorization)
+                caller.keep(scope, await self.access.authenticate(authorization))
             except GraphsvcError as e:
                 challenge = 'Bearer error="invalid_token"' if authorization else "Bearer"
                 return await error_response(e, challenge)(scope, receive, send)

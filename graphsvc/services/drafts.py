@@ -1,0 +1,164 @@
+"""A memory on its way in (`Draft`: everything known before the write transaction, immutable) and
+where it landed (`Stored`). Built by services/remember.py; pure."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
+from graphsvc.domain.models import Edge, EntityIn, EntityOut, RememberInput, RememberReceipt, RememberResult
+from graphsvc.domain.render import clip
+from graphsvc.services.keywords import graph_key
+
+TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
+Triple = tuple[str, str, str]  # a relation: (from entity id, type, to entity id)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One memory on its way in. `triples` are its relations once resolved against the graph
+    (`resolved` makes that new value); until then, none."""
+
+    req: RememberInput
+    links: tuple[tuple[str, str], ...]  # (type, entity id): store_event's links
+    extra: Mapping[str, Any]  # further memory properties (store_event)
+    id: str
+    created_at: str
+    tags: tuple[str, ...]
+    entities: tuple[EntityIn, ...]
+    digest: str
+    key: str
+    temporal: Mapping[str, Any]  # _temporal(req): stored as hashed
+    triples: tuple[Triple, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        req: RememberInput,
+        created_at: str,
+        links: Sequence[tuple[str, str]] = (),
+        extra: Mapping[str, Any] | None = None,
+    ) -> Draft:
+        entities = tuple({e.id: e for e in req.entities}.values())
+        memory_id = new_id("mem")
+        tags = sorted(set(req.tags))
+        ids = [e.id for e in entities]
+        temporal = _temporal(req)
+        return cls(
+            req=req,
+            links=tuple(links),
+            extra=dict(extra or {}),
+            id=memory_id,
+            created_at=created_at,
+            tags=tuple(tags),
+            entities=entities,
+            digest=memory_hash(
+                id=memory_id,
+                graph=req.graph,
+                text=req.text,
+                tags=tags,
+                entities=ids,
+                created_at=created_at,
+                supersedes=req.supersedes,
+                valid_from=temporal.get("validFrom"),
+                valid_to=temporal.get("validTo"),
+            ),
+            key=content_key(
+                graph=req.graph,
+                text=req.text,
+                tags=tags,
+                entities=ids,
+                relations=[(r.from_, r.type, r.to) for r in req.relations],
+                temporal=temporal,
+            ),
+            temporal=temporal,
+        )
+
+    @property
+    def graph(self) -> str:
+        return self.req.graph
+
+    @property
+    def supersedes(self) -> list[str]:
+        return self.temporal.get("supersedes", [])
+
+    @property
+    def refs(self) -> list[str]:
+        return [ref for r in self.req.relations for ref in (r.from_, r.to)]
+
+    def resolved(self, triples: Sequence[Triple]) -> Draft:
+        return replace(self, triples=tuple(triples))
+
+    def row(self, seq: int, window: str) -> dict[str, Any]:
+        """The parameters of memory/commit's row for this memory, at position `seq` of its graph."""
+        return {
+            "graph": self.req.graph,
+            "memory": {
+                "id": self.id,
+                "text": self.req.text,
+                "tags": list(self.tags),
+                "hash": self.digest,
+                "createdAt": self.created_at,
+                "title": clip(self.req.text, TITLE_WIDTH),
+                "seq": seq,
+                "window": window,
+                "contentKey": self.key,
+                "graphKey": graph_key(self.req.graph),
+                **self.temporal,
+                **self.extra,
+            },
+            "entities": [
+                {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")}
+                for e in self.entities
+            ],
+            "relations": [
+                {"from": a, "type": t, "to": b, "edgeId": new_id("edge")} for a, t, b in self.triples
+            ],
+            "links": [{"type": t, "to": to, "edgeId": new_id("edge")} for t, to in self.links],
+            "supersedes": [{"to": p, "edgeId": new_id("edge")} for p in self.supersedes],
+        }
+
+    def result(self) -> RememberResult:
+        return RememberResult(
+            id=self.id,
+            hash=self.digest,
+            entities=[EntityOut(id=e.id, label=e.label, name=e.name) for e in self.entities],
+            edges=[Edge(from_=self.id, type="MENTIONS", to=e.id) for e in self.entities]
+            + [Edge(from_=a, type=t, to=b) for a, t, b in dict.fromkeys(self.triples)]
+            + [Edge(from_=self.id, type="SUPERSEDES", to=p) for p in self.supersedes],
+        )
+
+
+@dataclass(frozen=True)
+class Stored:
+    """Where a draft landed: `created`, or a `duplicate` of the memory `id` (the same content in the
+    same graph, remembered within the retry window, or earlier in the same batch)."""
+
+    draft: Draft  # with its relations resolved
+    status: Literal["created", "duplicate"]
+    id: str
+    hash: str
+
+    def receipt(self, index: int) -> RememberReceipt:
+        return RememberReceipt(index=index, status=self.status, id=self.id, hash=self.hash)
+
+    def result(self) -> RememberResult:
+        """A single remember's answer: the memory in the graph (the duplicate's id and hash)."""
+        return replace(self.draft, id=self.id, digest=self.hash).result()
+
+
+def _temporal(req: RememberInput) -> dict[str, Any]:
+    """The validity a memory was remembered with (only what was given): stored as it is hashed."""
+    given = {
+        "supersedes": sorted(set(req.supersedes)) or None,
+        "validFrom": format_timestamp(req.validFrom) if req.validFrom else None,
+        "validTo": format_timestamp(req.validTo) if req.validTo else None,
+    }
+    return {k: v for k, v in given.items() if v is not None}

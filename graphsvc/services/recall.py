@@ -1,0 +1,182 @@
+"""Recall: from a query and/or an anchor entity to the memories that answer it, ranked.
+
+The candidates (keyword hits rescored with the graph's own statistics, the embeddings' nearest
+memories, the anchor entity's memories) seed a breadth-first walk; the memories it reaches within
+`hops`, valid at the instant asked, are ranked by services/ranking.py and returned with the relations
+among the context's nodes. Depends on a small store Protocol, not on the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from graphsvc.domain.hashing import format_timestamp
+from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult, ScoreParts
+from graphsvc.errors import InvalidInput, NotFound
+from graphsvc.services import fusion
+from graphsvc.services.embeddings import EmbeddingService, Semantic
+from graphsvc.services.graph_walk import Node, Walk, detail, fetch_nodes, walk
+from graphsvc.services.keywords import keywords, lucene_query, named_in
+from graphsvc.services.ports import Reader
+from graphsvc.services.ranking import (
+    CANDIDATES,
+    FIELD_WEIGHTS,
+    KEYWORD_SEEDS,
+    Hits,
+    by_score_then_order,
+    evidence,
+    ranked,
+)
+from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines
+
+MAX_RELATIONS = 1000
+
+
+class RecallService:
+    def __init__(
+        self,
+        store: Reader,
+        clock: Callable[[], datetime],
+        embeddings: EmbeddingService | None = None,
+    ):
+        self._store = store
+        self._clock = clock
+        self._embeddings = embeddings
+
+    async def recall(self, req: RecallInput) -> RecallResult:
+        """Raises:
+        InvalidInput: neither a query nor an entity.
+        NotFound: the anchor entity is not in the graph.
+        """
+        if req.entity is None and not (req.query and req.query.strip()):
+            raise InvalidInput("recall needs a query, an entity, or both")
+        start = await self._anchor(req.graph, req.entity) if req.entity is not None else []
+        vector = self._embeddings.encode_query(req.query) if self._embeddings else None
+        lucene = lucene_query(req.graph, req.query) if req.query else None
+        hits = await self._keyword_hits(req.graph, lucene, req.query or "") if lucene is not None else Hits()
+        text = hits.scores
+        start += [Node.from_row(row, 0) for row in hits.rows]
+        semantic = await self._semantic(req.graph, vector, list(text))
+        start += [Node.from_row(row, 0) for row in semantic.seeds if row["id"] not in text]
+        context = await walk(
+            self._store,
+            req.graph,
+            start,
+            max_depth=2 * req.hops + 1,
+            cap=CONTEXT_NODE_CAP,
+            entities_only_after=2 * req.hops,
+        )
+        named = named_in(req.query or "", {n.id: n.text for n in context.nodes.values() if not n.is_memory})
+        validity = await self._validity(req.graph, context)
+        at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
+        keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
+        seeds = {row["id"] for row in semantic.seeds}
+        found = evidence(context, hits, named, req.hops, seeds, semantic.cosines, keep)
+        best = ranked(found, list(text))[: req.limit]
+        await detail(self._store, req.graph, [context.nodes[memory_id] for _, _, memory_id in best])
+        memories = [
+            _recalled(context.nodes[memory_id], parts, hop, validity[memory_id])
+            for parts, hop, memory_id in best
+        ]
+        return _recall_result(context, memories)
+
+    async def _anchor(self, graph: str, entity: str) -> list[Node]:
+        """The anchor entity's nodes, one step before its memories (depth -1)."""
+        rows = await self._store.run("memory/resolve_entities", graph=graph, refs=[entity])
+        ids: list[str] = rows[0]["ids"] if rows else []
+        if not ids:
+            raise NotFound(f"no entity named {entity!r} in graph {graph!r}")
+        return [Node.from_row(row, -1) for row in await fetch_nodes(self._store, graph, ids)]
+
+    async def _keyword_hits(self, graph: str, lucene: str, query: str) -> Hits:
+        """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
+        statistics (Lucene's as they are for a graph whose statistics are not counted yet), with the
+        query's attainable BM25 (0 without statistics)."""
+        terms = [term for word in keywords(query) for term in analyze(word)]
+        if not terms:  # stop words only: Lucene would match every memory of the graph by its graphKey
+            return Hits()
+        [found] = await self._store.run(
+            "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
+        )
+        rows: list[dict[str, Any]] = found["rows"]
+        stats = GraphStats.from_row(found["stats"], found["pending"])
+        attainable = 0.0
+        if stats is not None:
+            scorer = QueryScorer(stats, terms, FIELD_WEIGHTS)
+            attainable = scorer.attainable()
+            for row in rows:
+                tags: list[str] = row["tags"] or []
+                row["score"] = scorer.score(
+                    {
+                        "text": analyzed_lines(row["text"]),
+                        "window": analyzed_lines(row["window"] or ""),
+                        "tags": analyzed_lines(*tags),
+                    }
+                )
+            rows.sort(key=by_score_then_order)
+        return Hits(rows[:KEYWORD_SEEDS], attainable)
+
+    async def _semantic(
+        self, graph: str, vector: Awaitable[list[float]] | None, hit_ids: list[str]
+    ) -> Semantic:
+        """The embeddings' seeds and similarities (services/embeddings.py); none when they are off."""
+        if vector is None or self._embeddings is None:
+            return Semantic()
+        return await self._embeddings.semantic(graph, await vector, hit_ids)
+
+    async def _validity(self, graph: str, context: Walk) -> dict[str, dict[str, Any]]:
+        """memory/validity's row of each memory the walk reached."""
+        memory_ids = [n.id for n in context.nodes.values() if n.is_memory and n.depth >= 0]
+        [found] = await self._store.run("memory/validity", graph=graph, ids=memory_ids)
+        return {row["id"]: row for row in found["rows"]}
+
+
+def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
+    """A memory holds from its start (validFrom, else when it was remembered) until its validTo or
+    the start of the first memory superseding it, whichever comes first; `at` None is now, where
+    whatever was remembered has started (so no replica's clock can hide a fresh write). Instants
+    are `YYYY-MM-DDTHH:MM:SS.mmmZ` text, which orders as time does."""
+
+    def start(m: dict[str, Any]) -> str:
+        return m["validFrom"] or (m["createdAt"] if at else "")
+
+    ends = [start(s) for s in row["successors"]] + ([row["validTo"]] if row["validTo"] else [])
+    moment = at or now
+    return start(row) <= moment and all(moment < end for end in ends)
+
+
+def _recalled(node: Node, parts: fusion.Parts, hop: int, validity: dict[str, Any]) -> RecalledMemory:
+    """A ranked memory as recall answers it, with its score's parts, the signals that found it and its
+    validity (memory/validity's row)."""
+    return RecalledMemory(
+        id=node.id,
+        text=node.text,
+        score=round(parts.total, 4),
+        distance=hop,
+        anchorId=node.anchorId,
+        tags=node.tags,
+        validFrom=validity["validFrom"],
+        validTo=validity["validTo"],
+        supersededBy=sorted(s["id"] for s in validity["successors"]),
+        why=ScoreParts(
+            keyword=round(parts.keyword, 4),
+            meaning=round(parts.meaning, 4),
+            walk=round(parts.walk, 4),
+            named=parts.named,
+        ),
+        foundBy=list(parts.found_by),
+    )
+
+
+def _recall_result(context: Walk, memories: list[RecalledMemory]) -> RecallResult:
+    """The memories, with the relations among the context's nodes (MAX_RELATIONS at most)."""
+    nodes = context.nodes
+    edges = [
+        (e.source, e.type, e.target)
+        for e in context.edges.values()
+        if e.source in nodes and e.target in nodes
+    ]
+    truncated = context.truncated or len(edges) > MAX_RELATIONS
+    return RecallResult.build(memories, list(nodes), edges[:MAX_RELATIONS], truncated)

@@ -1,0 +1,172 @@
+"""One supervisor for every background loop: a Worker runs a loop's *step* and guards the whole of it.
+
+A step is an async callable that does one round of work and returns how much is still waiting
+(0: nothing). The worker runs it again at once while something waits, else idles `interval_s`
+(or until `wake()`). A step that raises (an `Unavailable` dependency, any other `GraphsvcError`, or a
+bug) is retried with exponential back-off, BACKOFF_S doubling up to MAX_BACKOFF_S, and never ends the
+loop. An outage is logged twice: a warning when the step starts failing (with the traceback when
+the error is not a GraphsvcError: a bug), and a warning when it succeeds again, with how long it
+failed; the retries in between log at debug.
+
+A worker with `interval_s=None` runs only when woken: it stops once a step succeeds with nothing
+waiting, and `wake()` starts it again (the term folds after a write; reconciliation at start-up,
+"until it succeeds once").
+
+`state()` reports whether the last step succeeded and the seconds since the last success (None before
+the first); /health and /metrics show it per worker. `stop()` cancels the loop and waits for it, and
+never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from graphsvc.errors import GraphsvcError
+
+BACKOFF_S = 1.0  # the first retry after a failed step
+MAX_BACKOFF_S = 10.0  # the back-off's cap: a dependency that returns is seen within this
+log = logging.getLogger(__name__)
+
+Step = Callable[[], Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class WorkerState:
+    ok: bool  # the last step succeeded (or none ran yet)
+    last_success_age_s: float | None  # seconds since the last step that succeeded; None before the first
+
+
+class Worker:
+    def __init__(
+        self,
+        name: str,
+        step: Step,
+        *,
+        interval_s: float | None,
+        backoff_s: float = BACKOFF_S,
+        max_backoff_s: float = MAX_BACKOFF_S,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.name = name
+        self._step = step
+        self._interval_s = interval_s
+        self._backoff_s = backoff_s
+        self._max_backoff_s = max_backoff_s
+        self._clock = clock
+        self._sleep = sleep  # the back-off's wait
+        self._woken = False
+        self._wakeup: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._last_success: float | None = None
+        self._failing_since: float | None = None
+        self._failures = 0
+
+    def start(self) -> None:
+        """Run the loop in a task of its own (nothing when it runs already); the first step at once."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self.run(), name=f"graphsvc-worker-{self.name}")
+
+    def wake(self) -> None:
+        """A step now rather than after the idle interval; starts the loop when it is not running."""
+        self._woken = True
+        if self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
+        self.start()
+
+    async def stop(self) -> None:
+        """Cancel the loop and wait for it to end; never raises."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+    def state(self) -> WorkerState:
+        age = None if self._last_success is None else self._clock() - self._last_success
+        return WorkerState(ok=self._failing_since is None, last_success_age_s=age)
+
+    async def run(self) -> None:
+        """The loop: until cancelled, or (with no interval) until nothing waits."""
+        try:
+            while True:
+                self._woken = False
+                waiting = await self._guarded()
+                if waiting is None:
+                    await self._pause(self._retry_in())
+                elif waiting > 0 or self._woken:
+                    continue
+                elif self._interval_s is None:
+                    return
+                else:
+                    await self._pause(self._interval_s)
+        finally:
+            if self._task is asyncio.current_task():
+                self._task = None
+
+    async def _guarded(self) -> int | None:
+        """The step's answer, or None when it failed (logged once per outage)."""
+        try:
+            waiting = await self._step()
+        except GraphsvcError as e:  # a dependency down, or refusing: the step is retried
+            self._failed(e, bug=False)
+            return None
+        except Exception as e:  # a bug must not end the loop either
+            self._failed(e, bug=True)
+            return None
+        self._succeeded()
+        return waiting
+
+    def _failed(self, error: Exception, *, bug: bool) -> None:
+        self._failures += 1
+        if self._failing_since is not None:
+            log.debug(
+                "worker %s still failing (%d attempts): %s", self.name, self._failures, _described(error)
+            )
+            return
+        self._failing_since = self._clock()
+        log.warning(
+            "worker %s is failing, retrying with back-off (up to %g s): %s",
+            self.name,
+            self._max_backoff_s,
+            _described(error),
+            exc_info=error if bug else None,
+        )
+
+    def _succeeded(self) -> None:
+        now = self._clock()
+        if self._failing_since is not None:
+            log.warning(
+                "worker %s recovered after %.1f s (%d failed attempts)",
+                self.name,
+                now - self._failing_since,
+                self._failures,
+            )
+        self._last_success, self._failing_since, self._failures = now, None, 0
+
+    def _retry_in(self) -> float:
+        doublings = min(self._failures - 1, 32)  # a long outage must not overflow the float
+        return min(self._max_backoff_s, self._backoff_s * 2**doublings)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait `seconds`, or less when woken (not while failing: a write does not cut the back-off)."""
+        if self._failing_since is not None:
+            await self._sleep(seconds)
+            return
+        self._wakeup = asyncio.get_running_loop().create_future()
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds):
+                    await self._wakeup
+        finally:
+            self._wakeup = None
+
+
+def _described(error: Exception) -> str:
+    return str(error) if isinstance(error, GraphsvcError) else type(error).__name__
