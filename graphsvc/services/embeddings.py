@@ -41,7 +41,7 @@ from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, cosines
 
 BATCH = 64  # memories a worker claims and encodes at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
-BACKFILL = 10_000  # memories marked per statement when the backlog is filled at start-up
+BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
 Status = Literal["off", "ok", "unavailable"]
 # "the user" names whom an agent's memories are about: said in a question it adds no meaning, but it
@@ -77,6 +77,7 @@ class EmbeddingService:
         self.status: Status = status
         self._background: ThreadPoolExecutor | None = None
         self._progress = _Progress()
+        self._backfilled = False
 
     @property
     def on(self) -> bool:
@@ -91,8 +92,9 @@ class EmbeddingService:
 
     async def start(self) -> None:
         """Start-up: a vector index of other dimensions than the model's turns embeddings off (logged,
-        status "unavailable", nothing marked or written); else memories without a vector of this model
-        join the backlog (logged)."""
+        status "unavailable", nothing marked or written). The backlog is filled by the worker's first
+        step (`embed_pending`), not here: on a large store that takes a while, and one-shot commands
+        (`graphsvc import`, `anchor`) run no worker."""
         if not self.on:
             return
         assert self._encoder is not None
@@ -107,13 +109,17 @@ class EmbeddingService:
                 self._encoder.dimensions,
             )
             self._encoder, self.status = None, "unavailable"
-            return
+
+    async def _fill_backlog(self) -> None:
+        """The worker's first step: memories without a vector of this model join the backlog (logged)."""
+        assert self._encoder is not None
         if marked := await self.backfill():
             log.warning(
                 "%d memories without a vector of this model (%s) joined the embedding backlog",
                 marked,
                 self._encoder.model,
             )
+        self._backfilled = True
 
     async def backfill(self) -> int:
         """Memories without a vector of this model that are not in the backlog join it."""
@@ -135,6 +141,8 @@ class EmbeddingService:
         returns how many this call stored."""
         if not self.on:
             return 0
+        if not self._backfilled:
+            await self._fill_backlog()
         token = secrets.token_hex(8)
         claimed = await self._store.run("embed/claim", limit=limit, lease_ms=lease_ms, token=token)
         if not claimed:
