@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from graphsvc.app import Services
 from graphsvc.config import AuthSettings, Settings
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.services.remember import SPAN
 from graphsvc.store.graph import GraphStore, create_driver
 from tests.conftest import ChainTarget, _serve
 from tests.transports import ToolFailure, connect
@@ -231,7 +232,7 @@ async def test_a_read_after_a_write_transaction_carries_its_bookmark(settings: S
         before = await bookmarks.get_bookmarks()
 
         async def work(tx: Any) -> None:
-            await tx.run("memory/begin", graphs=[graph], keys=[], since="", ids=[])
+            await tx.run("memory/begin", graphs=[graph], keys=[], since="", ids=[], span=SPAN)
 
         await store.write_transaction(work)
         after = await bookmarks.get_bookmarks()
