@@ -38,7 +38,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 async def dump(settings: Any, data: Path | None, out: Path) -> None:
-    import graphsvc.services.memory as recall_module
+    import graphsvc.services.recall as recall_module
     from graphsvc.app import Services
     from graphsvc.config import EmbeddingsSettings
     from graphsvc.domain.models import EntityIn, RecallInput, RememberInput
@@ -46,14 +46,14 @@ async def dump(settings: Any, data: Path | None, out: Path) -> None:
     from tests import paraphrase_hard
 
     captured: list[dict[str, Any]] = []
-    original = recall_module._evidence
+    original = recall_module.evidence
 
     def hooked(*args: Any, **kwargs: Any) -> Any:
         found = original(*args, **kwargs)
         captured.append(found)
         return found
 
-    recall_module._evidence = hooked
+    recall_module.evidence = hooked
     settings.embeddings = EmbeddingsSettings(enabled=True)
     settings.deadline_s = 120  # a cold server on a loaded machine: the first writes take seconds
     services = Services.build(settings)
