@@ -45,7 +45,7 @@ from common import neo4j_settings, served
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings
 from graphsvc.domain.models import RecallInput, RememberInput
-from graphsvc.encoder.minilm import MiniLM
+from graphsvc.encoder.minilm import MODEL_ID_LENGTH, MODEL_SHA256, MiniLM
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.memory import MemoryService
 
@@ -95,7 +95,9 @@ async def random_vectors(store: Any, dimensions: int, seed: int) -> int:
             {"graph": r["graph"], "id": r["id"], "vector": v.tolist()}
             for r, v in zip(claimed, vectors, strict=True)
         ]
-        [done] = await store.run("embed/store", token="bench", rows=rows)
+        [done] = await store.run(
+            "embed/store", token="bench", rows=rows, model=MODEL_SHA256[:MODEL_ID_LENGTH]
+        )
         stored += done["stored"]
     return stored
 

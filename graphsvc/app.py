@@ -135,8 +135,7 @@ class Services:
         """
         await self._apply_schema()
         await self.memory.start()
-        if self.embeddings.on and (marked := await self.embeddings.backfill()):
-            log.warning("%d memories without an embedding joined the embedding backlog", marked)
+        await self.embeddings.start()
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
         if not self.access.required and self.settings.http.host not in LOOPBACK:

@@ -76,8 +76,8 @@ class ChainSettings(BaseModel):
 
 class EmbeddingsSettings(BaseModel):
     enabled: bool = Field(
-        default=False,
-        description="Recall's semantic signal (needs the `embeddings` extra); off by default, see README",
+        default=True,
+        description="Recall's semantic signal (meaning beyond shared words); false turns it off, see README",
     )
     model_path: Path | None = Field(
         default=None, description="An ONNX file of all-MiniLM-L6-v2 instead of the packaged one"

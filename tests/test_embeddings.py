@@ -2,8 +2,9 @@
 
 Memories are embedded off the write path by a worker that claims batches; a memory not yet embedded is
 found by keywords; paraphrases that share no word with their memory are found with embeddings on and
-not without; the vector search keeps to the graph; a missing or corrupt model leaves recall to keywords
-and /health says so; /metrics shows the backlog; the embeddings are off by default."""
+not without; the vector search keeps to the graph; a missing or corrupt model, or an index of other dimensions,
+leaves recall to keywords and /health says so; /metrics shows the backlog; each vector names its model
+and another model embeds them again; the embeddings are on by default."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ import pytest
 from graphsvc.app import Services
 from graphsvc.config import AuthSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.models import RecallInput, RememberInput
-from graphsvc.encoder.minilm import MODEL_FILE, EncoderUnavailable, MiniLM, packaged
+from graphsvc.encoder.minilm import MODEL_FILE, MODEL_SHA256, EncoderUnavailable, MiniLM, packaged
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.keywords import keywords
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.ranking import SEMANTIC_SEEDS
 from graphsvc.services.term_stats import analyze
 from graphsvc.store.graph import GraphStore
+from tests import paraphrase_hard
 from tests.conftest import _serve
 from tests.paraphrase import OTHERS, PAIRS
 
@@ -132,7 +134,7 @@ async def test_two_workers_racing_never_claim_the_same_memory(
         assert not first & second and first | second == set(ids)
         for worker, rows in enumerate(claims):
             stored = [{"graph": r["graph"], "id": r["id"], "vector": [1.0] + [0.0] * 383} for r in rows]
-            await store.run("embed/store", token=f"worker-{worker}", rows=stored)
+            await store.run("embed/store", token=f"worker-{worker}", rows=stored, model="test")
     assert await embeddings.backlog() == 0
 
 
@@ -150,12 +152,14 @@ async def test_a_dead_workers_claims_are_taken_again_once_their_lease_lapses(
     assert await embeddings.embed_pending() == 2  # the lapsed claims are taken again, the held one is not
     fake = [1.0] * 384
     [late] = await store.run(
-        "embed/store", token="dead", rows=[{"graph": graph, "id": lapsed[0], "vector": fake}]
+        "embed/store", token="dead", rows=[{"graph": graph, "id": lapsed[0], "vector": fake}], model="test"
     )
     assert late["stored"] == 0
     vectors = await _vectors(store, graph)
     assert vectors[held] is None and all(vectors[i] not in (None, fake) for i in lapsed)
-    [own] = await store.run("embed/store", token="alive", rows=[{"graph": graph, "id": held, "vector": fake}])
+    [own] = await store.run(
+        "embed/store", token="alive", rows=[{"graph": graph, "id": held, "vector": fake}], model="test"
+    )
     assert own["stored"] == 1
 
 
@@ -179,9 +183,28 @@ async def test_paraphrases_that_share_no_word_are_recalled_with_embeddings_and_n
         with_embeddings = await _recalled(semantic_memory, graph, question, limit=5)
         assert wanted in with_embeddings, question
         first += with_embeddings[0] == wanted
-    # A stray keyword hit can still come first ("Who got a *new* puppy?" and "The car needs *new* tyres"):
-    # the best keyword hit's text score is 1 however few words it shares (README: scoring).
-    assert first >= 8
+    # 10 of 10 measured (bench/README.md); until issue 28 "The car needs *new* tyres" came first for
+    # "Who got a *new* puppy?": the best keyword hit counted as a full match.
+    assert first >= 9
+
+
+@pytest.mark.neo4j
+async def test_the_hard_paraphrase_set_is_recalled_as_bench_readme_reports(
+    semantic_memory: MemoryService, memory: MemoryService, embeddings: EmbeddingService, graph: str
+) -> None:
+    texts = paraphrase_hard.ordered()
+    made = await semantic_memory.remember_many([RememberInput(text=t, graph=graph) for t in texts])
+    ids = {t: r.id for t, r in zip(texts, made, strict=True)}
+    await _drain(embeddings)
+    first = top5 = 0
+    for text, question in paraphrase_hard.PAIRS:
+        assert ids[text] not in await _recalled(memory, graph, question, limit=5)  # keywords alone
+        ranked = await _recalled(semantic_memory, graph, question, limit=5)
+        first += ranked[:1] == [ids[text]]
+        top5 += ids[text] in ranked
+    # Measured 9/46 and 22/46 (bench/README.md, *Meaning by default*): issue 28's targets, 0.85 and
+    # 0.95, are not met with this model; this holds what is reached.
+    assert first >= 8 and top5 >= 20, (first, top5)
 
 
 @pytest.mark.neo4j
@@ -209,8 +232,57 @@ async def test_memories_remembered_with_embeddings_off_join_the_backlog_at_start
     assert all(v is not None for v in (await _vectors(store, graph)).values()) and ids
 
 
-def test_embeddings_are_off_by_default() -> None:
+def test_embeddings_are_on_by_default_and_false_turns_them_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().embeddings.enabled is True
+    monkeypatch.setenv("GRAPHSVC_EMBEDDINGS_ENABLED", "false")
     assert Settings().embeddings.enabled is False
+
+
+@pytest.mark.neo4j
+async def test_each_vector_names_its_model_and_another_model_embeds_them_again(
+    semantic_memory: MemoryService,
+    embeddings: EmbeddingService,
+    encoder: MiniLM,
+    store: GraphStore,
+    graph: str,
+) -> None:
+    [made] = await _remember(semantic_memory, graph, ["a vector that names its model"])
+    await _drain(embeddings)
+    assert await _models(store, graph) == {made: encoder.model}
+    assert len(encoder.model) == 16 and MODEL_SHA256.startswith(encoder.model)
+    other = MiniLM(encoder._session, encoder._tokenizer, model="0123456789abcdef")
+    assert await EmbeddingService(store, other, "ok").backfill() >= 1  # every graph's: this one's too
+    await _drain(EmbeddingService(store, other, "ok"))
+    assert await _models(store, graph) == {made: "0123456789abcdef"}
+    await embeddings.backfill()
+    await _drain(embeddings)
+    assert await _models(store, graph) == {made: encoder.model}
+
+
+async def _models(store: GraphStore, graph: str) -> dict[str, str | None]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $graph}) RETURN m.id AS id, m.embeddingModel AS model",
+        graph=graph,
+        database_=store._database,
+    )
+    return {r["id"]: r["model"] for r in records}
+
+
+@pytest.mark.neo4j
+async def test_an_index_of_other_dimensions_leaves_recall_to_keywords_and_marks_nothing(
+    store: GraphStore, encoder: MiniLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Wider:
+        dimensions, model = 512, "wider"
+
+        def encode(self, texts: object) -> list[list[float]]:
+            raise AssertionError("never called")
+
+    service = EmbeddingService(store, Wider(), "ok")
+    await service.start()
+    assert service.status == "unavailable" and not service.on
+    assert "holds 384 dimensions and the model makes 512" in caplog.text
+    assert await service.embed_pending() == 0
 
 
 def _embedding_settings(settings: Settings, **embeddings: object) -> Settings:
@@ -280,3 +352,30 @@ async def test_the_worker_encodes_at_the_lowest_cpu_priority_and_queries_at_norm
     niceness = lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())  # noqa: E731
     assert await asyncio.get_running_loop().run_in_executor(background, niceness) == 19
     assert await asyncio.to_thread(niceness) == os.getpriority(os.PRIO_PROCESS, 0)
+
+
+@pytest.mark.neo4j
+async def test_a_graphs_nearest_memories_and_recall_do_not_move_beside_other_graphs(
+    semantic_memory: MemoryService, embeddings: EmbeddingService, encoder: MiniLM, graph: str
+) -> None:
+    texts = paraphrase_hard.ordered()[:40]
+    await semantic_memory.remember_many([RememberInput(text=t, graph=graph) for t in texts])
+    await _drain(embeddings)
+    questions = [q for _, q in paraphrase_hard.PAIRS[:6]]
+
+    async def seen() -> list[tuple[list[str], list[tuple[str, float]]]]:
+        answers = []
+        for question in questions:
+            [vector] = encoder.encode([question])
+            nearest = [row["id"] for row in await embeddings.nearest(graph, vector, SEMANTIC_SEEDS)]
+            result = await semantic_memory.recall(RecallInput(query=question, graph=graph, limit=10))
+            answers.append((nearest, [(m.id, m.score) for m in result.memories]))
+        return answers
+
+    alone = await seen()
+    # Other tenants: the same texts and near copies of them, many more than the graph's own.
+    crowd = [f"{t} ({n})" for n in range(8) for t in paraphrase_hard.ordered()]
+    for n, other in enumerate((f"{graph}-a", f"{graph}-b")):
+        await semantic_memory.remember_many([RememberInput(text=t, graph=other) for t in crowd[n::2]])
+    await _drain(embeddings)
+    assert await seen() == alone

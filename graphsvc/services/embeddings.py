@@ -8,9 +8,8 @@ worker that dies mid-batch leaves claims that lapse and are taken again. Until i
 is found by keywords as before.
 
 At recall, `EmbeddingService.semantic` returns the graph's memories nearest to the query (seeds for the walk, like
-keyword hits) and a similarity for each candidate: the larger of its own cosine and SPREAD * its
-window neighbours' (a turn is found through the turns around it, as the keyword window does), divided
-by the best candidate's. services/ranking.py holds the formula and its weights (README: *Recall*);
+keyword hits) and each candidate's cosine to it and its window neighbours' best (a turn is found through the turns
+around it, as the keyword window does); services/ranking.py and services/fusion.py weigh them (README: *Recall*);
 bench/README.md the figures.
 
 The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
@@ -27,21 +26,27 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import secrets
 import threading
-from collections.abc import Awaitable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Reader, Row, Store
-from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, similarities
+from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, cosines
 
 BATCH = 64  # memories a worker claims and encodes at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
-BACKFILL = 10_000  # memories marked per statement when the backlog is filled at start-up
+BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
+PROGRESS_S = 30.0  # the worker logs its progress at most this often
 Status = Literal["off", "ok", "unavailable"]
+# "the user" names whom an agent's memories are about: said in a question it adds no meaning, but it
+# draws the query's vector toward every memory that repeats the phrase (bench/README.md, *Embeddings*).
+_OWNER = re.compile(r"\bthe user(?:['\u2019]s)?\b", re.IGNORECASE)
 log = logging.getLogger("graphsvc")
 
 
@@ -49,17 +54,20 @@ class Encoder(Protocol):
     """graphsvc.encoder.minilm.MiniLM: unit vectors, one per text."""
 
     dimensions: int
+    model: str  # names the model file (its sha256 prefix): stored with each vector
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 @dataclass
 class Semantic:
-    """What the embeddings add to one recall: seed rows for the walk, and each candidate's similarity
-    (0 to 1, the best candidate 1)."""
+    """What the embeddings add to one recall: seed rows for the walk, and each candidate's cosines to
+    the query: its own and its nearest window neighbour's (None: not embedded; services/fusion.py)."""
 
     seeds: list[Row] = field(default_factory=list[Row])
-    similarity: dict[str, float] = field(default_factory=dict[str, float])
+    cosines: dict[str, tuple[float | None, float | None]] = field(
+        default_factory=dict[str, tuple[float | None, float | None]]
+    )
 
 
 class EmbeddingService:
@@ -68,6 +76,8 @@ class EmbeddingService:
         self._encoder = encoder
         self.status: Status = status
         self._background: ThreadPoolExecutor | None = None
+        self._progress = _Progress()
+        self._backfilled = False
 
     @property
     def on(self) -> bool:
@@ -80,11 +90,43 @@ class EmbeddingService:
         if self.on:
             await tx.run("embed/mark_pending", graph=graph, ids=ids)
 
+    async def start(self) -> None:
+        """Start-up: a vector index of other dimensions than the model's turns embeddings off (logged,
+        status "unavailable", nothing marked or written). The backlog is filled by the worker's first
+        step (`embed_pending`), not here: on a large store that takes a while, and one-shot commands
+        (`graphsvc import`, `anchor`) run no worker."""
+        if not self.on:
+            return
+        assert self._encoder is not None
+        rows = await self._store.run("embed/index_dimensions")
+        dimensions = rows[0]["dimensions"] if rows else None
+        if dimensions is not None and dimensions != self._encoder.dimensions:
+            log.warning(
+                "embeddings are unavailable, recall uses keywords alone: the vector index memory_embedding "
+                "holds %s dimensions and the model makes %d (drop the index, DROP INDEX memory_embedding, "
+                "and restart: it is created again and every memory embedded again)",
+                dimensions,
+                self._encoder.dimensions,
+            )
+            self._encoder, self.status = None, "unavailable"
+
+    async def _fill_backlog(self) -> None:
+        """The worker's first step: memories without a vector of this model join the backlog (logged)."""
+        assert self._encoder is not None
+        if marked := await self.backfill():
+            log.warning(
+                "%d memories without a vector of this model (%s) joined the embedding backlog",
+                marked,
+                self._encoder.model,
+            )
+        self._backfilled = True
+
     async def backfill(self) -> int:
-        """Memories without an embedding that are not in the backlog join it (a start-up step)."""
+        """Memories without a vector of this model that are not in the backlog join it."""
+        assert self._encoder is not None
         total = 0
         while True:
-            [row] = await self._store.run("embed/backfill", limit=BACKFILL)
+            [row] = await self._store.run("embed/backfill", limit=BACKFILL, model=self._encoder.model)
             total += row["marked"]
             if not row["marked"]:
                 return total
@@ -99,6 +141,8 @@ class EmbeddingService:
         returns how many this call stored."""
         if not self.on:
             return 0
+        if not self._backfilled:
+            await self._fill_backlog()
         token = secrets.token_hex(8)
         claimed = await self._store.run("embed/claim", limit=limit, lease_ms=lease_ms, token=token)
         if not claimed:
@@ -113,7 +157,8 @@ class EmbeddingService:
         rows = [
             {"graph": r["graph"], "id": r["id"], "vector": v} for r, v in zip(claimed, vectors, strict=True)
         ]
-        [stored] = await self._store.run("embed/store", token=token, rows=rows)
+        [stored] = await self._store.run("embed/store", token=token, rows=rows, model=self._encoder.model)
+        await self._progress.stored(stored["stored"], self.backlog)
         return stored["stored"]
 
     # ---- the read side --------------------------------------------------------------------------
@@ -123,8 +168,8 @@ class EmbeddingService:
         if not (self.on and query and query.strip()):
             return None
         assert self._encoder is not None
-        encoder = self._encoder
-        return asyncio.ensure_future(asyncio.to_thread(lambda: encoder.encode([query])[0]))
+        encoder, text = self._encoder, meaning_of(query)
+        return asyncio.ensure_future(asyncio.to_thread(lambda: encoder.encode([text])[0]))
 
     async def semantic(self, graph: str, vector: list[float], hit_ids: Sequence[str]) -> Semantic:
         """The graph's SEMANTIC_SEEDS memories nearest to `vector`, and the similarity of those and
@@ -132,11 +177,31 @@ class EmbeddingService:
         seeds = await self.nearest(graph, vector, SEMANTIC_SEEDS)
         ids = list(dict.fromkeys([*hit_ids, *(row["id"] for row in seeds)]))
         rows = await self._store.run("embed/similarity", graph=graph, ids=ids, vector=vector, reach=WINDOW)
-        return Semantic(seeds=seeds, similarity=similarities(rows))
+        return Semantic(seeds=seeds, cosines=cosines(rows))
 
     async def nearest(self, graph: str, vector: list[float], limit: int) -> list[Row]:
         """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index."""
         return await self._store.run("embed/nearest", key=graph_key(graph), vector=vector, limit=limit)
+
+
+class _Progress:
+    """Logs the worker's progress at most every PROGRESS_S: how many it embedded, how many wait."""
+
+    def __init__(self) -> None:
+        self.done, self.since = 0, time.monotonic()
+
+    async def stored(self, count: int, backlog: Callable[[], Awaitable[int]]) -> None:
+        self.done += count
+        elapsed = time.monotonic() - self.since
+        if self.done and elapsed >= PROGRESS_S:
+            log.info("embedded %d memories in %.0f s; %d wait", self.done, elapsed, await backlog())
+            self.done, self.since = 0, time.monotonic()
+
+
+def meaning_of(query: str) -> str:
+    """The text of a query that recall embeds: without "the user" (`_OWNER`), unless nothing else is left."""
+    stripped = " ".join(_OWNER.sub(" ", query).split())
+    return stripped if any(c.isalnum() for c in stripped) else query
 
 
 def _lowest_priority() -> None:

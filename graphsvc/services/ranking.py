@@ -1,33 +1,31 @@
 """Recall's score: every weight and every term, in one place. Pure: no I/O, no clock.
 
-The score of a memory the walk reached within `hops` (README: *Recall*):
+The score of a memory the walk reached within `hops` (README: *Recall*) is services/fusion.py's, which
+holds its weights (KEYWORD_WEIGHT, NAMED_BOOST, MEANING_WEIGHT, the cosine's calibration, SPREAD):
 
-    score = TEXT_WEIGHT * text * named + 1 / (1 + hop) + min(1, sum 1 / degree(e))
-            + SEMANTIC_WEIGHT * similarity + TIME_WEIGHT * overlap
+    score = 4 * keyword * named + walk + 1.5 * meaning + 1 * time
 
-with TEXT_WEIGHT 2, SEMANTIC_WEIGHT 1.5 and TIME_WEIGHT 1 (the README writes them as numbers), where:
+This module gathers each memory's `evidence` for it and orders the memories (`ranked`):
 
-- `text`: the memory's keyword score divided by the best keyword hit's (`text_scores`; 0 for a memory
-  that is not a hit). The keyword score is BM25 over the graph's own term statistics
-  (services/term_stats.py's QueryScorer: Lucene's analysis and BM25, k1 1.2 and b 0.75, which must stay
-  Lucene's) summed over FIELD_WEIGHTS: the memory's window, its own text (OWN_TEXT_WEIGHT) and its
-  tags. A memory's window is its text with the texts of WINDOW memories on each side in its graph's
-  remember order (`windows`). Lucene finds the CANDIDATES that are rescored; the best KEYWORD_SEEDS of
-  them are the keyword hits, hop 0.
-- `named`: NAMED_BOOST when the memory mentions an entity whose name the query contains (every word of
-  the name is a word of the query: keywords.named_in), else 1.
-- `hop`: ceil(d / 2) (`hop_of`), d counting graph steps from the nearest keyword hit (d = 0; the anchor
+- keyword: the memory's BM25 over the graph's own term statistics (services/term_stats.py's
+  QueryScorer: Lucene's analysis and BM25, k1 1.2 and b 0.75, which must stay Lucene's) summed over
+  FIELD_WEIGHTS: the memory's window, its own text (OWN_TEXT_WEIGHT) and its tags; with the query's
+  attainable BM25 (`Hits`), of which it covers a share. A memory's window is its text with the texts of
+  WINDOW memories on each side in its graph's remember order (`windows`). Lucene finds the CANDIDATES
+  that are rescored; the best KEYWORD_SEEDS of them are the keyword hits, hop 0.
+- named: the memory mentions an entity whose name the query contains (every word of the name is a word
+  of the query: keywords.named_in).
+- hop: ceil(d / 2) (`hop_of`), d counting graph steps from the nearest keyword hit (d = 0; the anchor
   entity is d = -1): a keyword hit, or a memory that mentions the anchor, is hop 0; a memory sharing
-  an entity with a hop-0 memory is hop 1.
-- the sum runs over the entities through which the walk reached the memory (the anchor for hop 0),
-  each damped by its degree (at least 1), so a hub entity adds almost nothing.
-- `similarity` (embeddings on, else 0): s / the best s among the candidates, where
-  s = max(0, cos(q, m), SPREAD * cos(q, n) for n in m's embedded window neighbours) (`similarities`).
-  The candidates are the keyword hits and the graph's SEMANTIC_SEEDS memories nearest to the query,
-  which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
-- `overlap` (only when recall reads a time window: services/timing.py, which computes it): the largest
-  fraction of one of the memory's times (when it happened, or a time its text mentions) inside the
-  window; the window's memories join the walk as hop-0 seeds (TIME_SEEDS there).
+  an entity with a hop-0 memory is hop 1. The walk term is 1 / (1 + hop) plus the sum, over the
+  entities through which the walk reached the memory (the anchor for hop 0), of 1 / degree (at least
+  1), capped at 1, so a hub entity adds almost nothing.
+- meaning (embeddings on): its cosine to the query and its embedded window neighbours' best
+  (`cosines`). The candidates are the keyword hits and the graph's SEMANTIC_SEEDS memories nearest to
+  the query, which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
+- time (only when recall reads a time window: services/timing.py computes it): the largest fraction of
+  one of the memory's times (when it happened, or a time its text mentions) inside the window; the
+  window's memories join the walk as hop-0 seeds (TIME_SEEDS there).
 
 Scores are rounded to 4 decimals. Equal scores: nearer first (hop), then keyword hits in their own
 order (their keyword score, then remember order: `by_score_then_order`) before memories that are not
@@ -38,8 +36,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from typing import Any
 
+from graphsvc.services import fusion
 from graphsvc.services.graph_walk import Walk
 
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
@@ -47,14 +48,7 @@ OWN_TEXT_WEIGHT = 0.5  # the weight of BM25(own text) beside BM25(window) and BM
 FIELD_WEIGHTS = {"window": 1.0, "text": OWN_TEXT_WEIGHT, "tags": 1.0}  # as in keywords.lucene_query
 CANDIDATES = 100  # Lucene's top hits that recall rescores with the graph's own statistics
 KEYWORD_SEEDS = 50  # the best rescored hits: the keyword hits, hop 0
-TEXT_WEIGHT = 2.0  # the weight of the (normalised, named-boosted) keyword score
-NAMED_BOOST = 1.3  # text score factor for a memory that mentions an entity the query names
-SEMANTIC_WEIGHT = 1.5  # the weight of a memory's query similarity when embeddings are on
 SEMANTIC_SEEDS = 20  # the graph's memories nearest to the query that join recall's candidates
-TIME_WEIGHT = (
-    1.0  # the weight of a memory's time overlap with the window a query names (bench/README.md, Time)
-)
-SPREAD = 0.7  # a memory's similarity is at least SPREAD * its nearest window neighbour's
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)
 
 
@@ -84,57 +78,94 @@ def by_score_then_order(row: dict[str, Any]) -> tuple[float, bool, int, str]:
     return -row["score"], seq is None, seq or 0, row["id"]
 
 
-def text_scores(hits: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """The keyword hits' scores divided by the best's, in the hits' order."""
-    best = max((row["score"] for row in hits), default=1.0) or 1.0
-    return {row["id"]: row["score"] / best for row in hits}
+@dataclass(frozen=True)
+class Hits:
+    """Recall's keyword hits, best first (graph/keyword_hits' rows, `score` their BM25), and the query's
+    attainable BM25 (fusion.Evidence; 0 when the graph's statistics are unknown)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    attainable: float = 0.0
+
+    @property
+    def scores(self) -> dict[str, float]:
+        """BM25 by memory, in the hits' order."""
+        return {row["id"]: row["score"] for row in self.rows}
+
+    def ceiling(self) -> float:
+        """The divisor of keyword coverage: the attainable BM25, else the best hit's score standing in
+        for it (coverage is then the score over the best's)."""
+        best = max((row["score"] for row in self.rows), default=0.0)
+        return self.attainable or (fusion.K1 + 1) * best
 
 
-def similarities(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
-    """Each memory's similarity max(own, SPREAD * best neighbour's) as a cosine clipped at 0, divided
-    by the best; rows (embed/similarity) hold Neo4j's scale, (1 + cos) / 2."""
-    raw: dict[str, float] = {}
-    for row in rows:
-        own = [2 * row["own"] - 1] if row["own"] is not None else []
-        near = [SPREAD * (2 * s - 1) for s in row["near"]]
-        raw[row["id"]] = max([0.0, *own, *near])
-    best = max(raw.values(), default=0.0)
-    return {i: s / best for i, s in raw.items()} if best > 0 else {}
+def cosines(rows: Iterable[dict[str, Any]]) -> dict[str, tuple[float | None, float | None]]:
+    """Each memory's own cosine to the query and its best window neighbour's (None: not embedded);
+    rows (embed/similarity) hold Neo4j's scale, (1 + cos) / 2."""
+    return {
+        row["id"]: (
+            2 * row["own"] - 1 if row["own"] is not None else None,
+            max((2 * s - 1 for s in row["near"]), default=None),
+        )
+        for row in rows
+    }
 
 
-def ranked(
+def evidence(
     context: Walk,
-    text: dict[str, float],
+    hits: Hits,
     named: set[str],
     hops: int,
-    semantic: dict[str, float],
+    seeds: AbstractSet[str] = frozenset(),
+    near: dict[str, tuple[float | None, float | None]] | None = None,
     keep: set[str] | None = None,
     timely: dict[str, float] | None = None,
-) -> list[tuple[float, int, str]]:
-    """The memories of the context within `hops`, best first, as (score, hop, id): `text` as
-    `text_scores` gives it (in the hits' order), `named` the entities the query names, `semantic` as
-    `similarities`, `timely` as timing.overlaps gives it. Only the memories in `keep` (those valid at the instant asked), unless it is None
-    (history)."""
+) -> dict[str, fusion.Evidence]:
+    """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`), whether
+    it is among the embeddings' nearest (`seeds`), its cosines (`near`, as `cosines` gives them), the
+    entities the query names (`named`), its overlap with the time window the request names (`timely`,
+    as timing.overlaps gives it). Only the memories in `keep` (those valid at the instant asked), unless
+    it is None (history)."""
     support, boosted = _support(context, named)
-    order = {memory_id: n for n, memory_id in enumerate(text)}
-    scored: list[tuple[float, int, int, str]] = []
+    bm25, ceiling, near = hits.scores, hits.ceiling(), near or {}
+    found: dict[str, fusion.Evidence] = {}
     for node in context.nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
             continue
         if keep is not None and node.id not in keep:
             continue
-        hop = hop_of(node.depth)
-        boost = NAMED_BOOST if node.id in boosted else 1.0
-        score = (
-            TEXT_WEIGHT * text.get(node.id, 0.0) * boost
-            + 1.0 / (1 + hop)
-            + min(1.0, support.get(node.id, 0.0))
-            + SEMANTIC_WEIGHT * semantic.get(node.id, 0.0)
-            + TIME_WEIGHT * (timely or {}).get(node.id, 0.0)
+        own, neighbour = near.get(node.id, (None, None))
+        found[node.id] = fusion.Evidence(
+            bm25=bm25.get(node.id, 0.0),
+            attainable=ceiling,
+            own=own,
+            near=neighbour,
+            hop=hop_of(node.depth),
+            support=support.get(node.id, 0.0),
+            named=node.id in boosted,
+            time=(timely or {}).get(node.id, 0.0),
+            found_by=fusion.signals(
+                keyword=node.id in bm25,
+                meaning=node.id in seeds,
+                time=(timely or {}).get(node.id, 0.0) > 0,
+                walk=node.id in support,
+            ),
         )
-        scored.append((-round(score, ROUNDING), hop, order.get(node.id, len(order)), node.id))
-    scored.sort()
-    return [(-score, hop, memory_id) for score, hop, _, memory_id in scored]
+    return found
+
+
+def ranked(
+    found: dict[str, fusion.Evidence], hits: Sequence[str] = ()
+) -> list[tuple[fusion.Parts, int, str]]:
+    """The memories best first, as (score parts, hop, id): the score is services/fusion.py's, rounded to
+    ROUNDING decimals; `hits` the keyword hits in their order (for ties)."""
+    order = {memory_id: n for n, memory_id in enumerate(hits)}
+    scored: list[tuple[float, int, int, str, fusion.Parts]] = []
+    for memory_id, known in found.items():
+        parts = fusion.fuse(known)
+        rank = (-round(parts.total, ROUNDING), known.hop, order.get(memory_id, len(order)), memory_id)
+        scored.append((*rank, parts))
+    scored.sort(key=lambda row: row[:4])
+    return [(parts, hop, memory_id) for _, hop, _, memory_id, parts in scored]
 
 
 def _support(context: Walk, named: set[str]) -> tuple[dict[str, float], set[str]]:

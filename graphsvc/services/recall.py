@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from graphsvc.domain.hashing import format_timestamp
-from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult
+from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult, ScoreParts
 from graphsvc.errors import InvalidInput, NotFound
-from graphsvc.services import timing
+from graphsvc.services import fusion, timing
 from graphsvc.services.embeddings import EmbeddingService, Semantic
 from graphsvc.services.graph_walk import Node, Walk, detail, fetch_nodes, walk
 from graphsvc.services.keywords import keywords, lucene_query, named_in
@@ -24,9 +24,10 @@ from graphsvc.services.ranking import (
     CANDIDATES,
     FIELD_WEIGHTS,
     KEYWORD_SEEDS,
+    Hits,
     by_score_then_order,
+    evidence,
     ranked,
-    text_scores,
 )
 from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines
 
@@ -56,9 +57,9 @@ class RecallService:
         reading = await timing.read(self._store, req, self._clock())
         query = reading.keywords
         lucene = lucene_query(req.graph, query) if query else None
-        hits = await self._keyword_hits(req.graph, lucene, query or "") if lucene is not None else []
-        text = text_scores(hits)
-        start += [Node.from_row(row, 0) for row in hits]
+        hits = await self._keyword_hits(req.graph, lucene, query or "") if lucene is not None else Hits()
+        text = hits.scores
+        start += [Node.from_row(row, 0) for row in hits.rows]
         semantic = await self._semantic(req.graph, vector, list(text))
         start += [Node.from_row(row, 0) for row in semantic.seeds if row["id"] not in text]
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
@@ -75,11 +76,13 @@ class RecallService:
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
         timely = timing.overlaps(reading.window, validity.values()) if reading.window else {}
-        best = ranked(context, text, named, req.hops, semantic.similarity, keep, timely)[: req.limit]
+        seeds = {row["id"] for row in semantic.seeds}
+        found = evidence(context, hits, named, req.hops, seeds, semantic.cosines, keep, timely)
+        best = ranked(found, list(text))[: req.limit]
         await detail(self._store, req.graph, [context.nodes[memory_id] for _, _, memory_id in best])
         memories = [
-            _recalled(context.nodes[memory_id], score, hop, validity[memory_id])
-            for score, hop, memory_id in best
+            _recalled(context.nodes[memory_id], parts, hop, validity[memory_id])
+            for parts, hop, memory_id in best
         ]
         result = _recall_result(context, memories)
         result.window = reading.shown()
@@ -100,19 +103,22 @@ class RecallService:
             raise NotFound(f"no entity named {entity!r} in graph {graph!r}")
         return [Node.from_row(row, -1) for row in await fetch_nodes(self._store, graph, ids)]
 
-    async def _keyword_hits(self, graph: str, lucene: str, query: str) -> list[dict[str, Any]]:
+    async def _keyword_hits(self, graph: str, lucene: str, query: str) -> Hits:
         """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
-        statistics (Lucene's as they are for a graph whose statistics are not counted yet)."""
+        statistics (Lucene's as they are for a graph whose statistics are not counted yet), with the
+        query's attainable BM25 (0 without statistics)."""
         terms = [term for word in keywords(query) for term in analyze(word)]
         if not terms:  # stop words only: Lucene would match every memory of the graph by its graphKey
-            return []
+            return Hits()
         [found] = await self._store.run(
             "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
         )
         rows: list[dict[str, Any]] = found["rows"]
         stats = GraphStats.from_row(found["stats"], found["pending"])
+        attainable = 0.0
         if stats is not None:
             scorer = QueryScorer(stats, terms, FIELD_WEIGHTS)
+            attainable = scorer.attainable()
             for row in rows:
                 tags: list[str] = row["tags"] or []
                 row["score"] = scorer.score(
@@ -123,7 +129,7 @@ class RecallService:
                     }
                 )
             rows.sort(key=by_score_then_order)
-        return rows[:KEYWORD_SEEDS]
+        return Hits(rows[:KEYWORD_SEEDS], attainable)
 
     async def _semantic(
         self, graph: str, vector: Awaitable[list[float]] | None, hit_ids: list[str]
@@ -154,12 +160,13 @@ def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
     return start(row) <= moment and all(moment < end for end in ends)
 
 
-def _recalled(node: Node, score: float, hop: int, validity: dict[str, Any]) -> RecalledMemory:
-    """A ranked memory as recall answers it, with its validity (memory/validity's row)."""
+def _recalled(node: Node, parts: fusion.Parts, hop: int, validity: dict[str, Any]) -> RecalledMemory:
+    """A ranked memory as recall answers it, with its score's parts, the signals that found it and its
+    validity (memory/validity's row)."""
     return RecalledMemory(
         id=node.id,
         text=node.text,
-        score=score,
+        score=round(parts.total, 4),
         distance=hop,
         anchorId=node.anchorId,
         tags=node.tags,
@@ -167,6 +174,14 @@ def _recalled(node: Node, score: float, hop: int, validity: dict[str, Any]) -> R
         validTo=validity["validTo"],
         supersededBy=sorted(s["id"] for s in validity["successors"]),
         occurredAt=validity["occurredAt"],
+        why=ScoreParts(
+            keyword=round(parts.keyword, 4),
+            meaning=round(parts.meaning, 4),
+            walk=round(parts.walk, 4),
+            time=round(parts.time, 4),
+            named=parts.named,
+        ),
+        foundBy=list(parts.found_by),
     )
 
 

@@ -1,0 +1,114 @@
+"""How recall weighs what it knows about one memory into its score (README: *Recall*, scoring).
+
+Pure: recall gathers each candidate's `Evidence` (its BM25 and the query's attainable BM25, its cosine
+and its window neighbours' to the query, its hop, the entities that led to it, whether it mentions a
+named entity), and `fuse` turns it into the score's `Parts`:
+
+    score    = KEYWORD_WEIGHT · keyword · (NAMED_BOOST if named else 1) + walk + MEANING_WEIGHT · meaning
+               + TIME_WEIGHT · time
+    keyword  = min(1, (K1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
+    meaning  = clip((s - FLOOR) / (CEILING - FLOOR), 0, 1),   s = max(cos(q, m), SPREAD · cos(q, n) for n)
+    walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))
+    time     = the largest share of one of the memory's times inside the window the request names
+               (services/timing.py; 0 when no time window was read)
+
+`keyword` is the share of the query's idf mass the memory holds: a term found once in a field of
+average length adds its whole idf there, (K1 + 1)·tf/(tf + K1·norm) = 1, so one shared common word
+(low idf, beside a rarer word the memory lacks) is a small part of a full match, whatever the other
+candidates. `meaning` reads the cosine on an absolute scale, calibrated for all-MiniLM-L6-v2: below
+FLOOR it says nothing (unrelated sentences sit there), from CEILING on it is a paraphrase. Neither
+depends on the best candidate, so a weak best hit is not promoted to a full match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+K1 = 1.2  # BM25's term saturation (services/term_stats.py scores with it)
+KEYWORD_WEIGHT = 4.0
+MEANING_WEIGHT = 1.5
+NAMED_BOOST = 1.3  # keyword factor for a memory that mentions an entity the query names
+SPREAD = 0.7  # a memory's closeness is at least SPREAD · its nearest window neighbour's cosine
+FLOOR = 0.2  # a cosine at or below it adds no meaning
+CEILING = 0.55  # a cosine at or above it is a full match of meaning
+TIME_WEIGHT = 1.0  # a memory's time overlap with the window a query names (bench/README.md, Time)
+
+Signal = Literal["keyword", "meaning", "time", "walk"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What recall knows about one candidate memory.
+
+    `bm25`: its keyword score (0 when it is not a keyword hit); `attainable`: the query's
+    Σ_t Σ_f w_f·idf_f(t) over the weighted fields (0 when the graph's statistics are unknown: then the
+    best hit's score stands in, as `relative` says); `own`/`near`: its cosine to the query and the best
+    of its window neighbours' (None when not embedded or embeddings are off); `support`: Σ 1/degree
+    over the entities that led the walk to it; `found_by`: the signals that made it a candidate."""
+
+    bm25: float = 0.0
+    attainable: float = 0.0
+    own: float | None = None
+    near: float | None = None
+    hop: int = 0
+    support: float = 0.0
+    named: bool = False
+    time: float = 0.0
+    found_by: tuple[Signal, ...] = ()
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A memory's score, term by term (README: *Recall*): `total` is what recall orders by."""
+
+    keyword: float
+    meaning: float
+    walk: float
+    named: bool
+    time: float = 0.0
+    found_by: tuple[Signal, ...] = field(default=())
+
+    @property
+    def total(self) -> float:
+        boost = NAMED_BOOST if self.named else 1.0
+        return (
+            KEYWORD_WEIGHT * self.keyword * boost
+            + self.walk
+            + MEANING_WEIGHT * self.meaning
+            + TIME_WEIGHT * self.time
+        )
+
+
+def coverage(bm25: float, attainable: float) -> float:
+    """The share of the query's idf mass a memory's BM25 holds, at most 1 (0 without a ceiling)."""
+    if bm25 <= 0 or attainable <= 0:
+        return 0.0
+    return min(1.0, (K1 + 1) * bm25 / attainable)
+
+
+def closeness(own: float | None, near: float | None) -> float:
+    """The calibrated meaning of a memory's cosines to the query, 0 to 1."""
+    best = max([own if own is not None else 0.0, SPREAD * near if near is not None else 0.0])
+    return min(1.0, max(0.0, (best - FLOOR) / (CEILING - FLOOR)))
+
+
+def signals(*, keyword: bool, meaning: bool, walk: bool, time: bool = False) -> tuple[Signal, ...]:
+    """Which signals found a memory; one that no seed found was reached by the walk."""
+    found: list[Signal] = [
+        *(["keyword"] if keyword else []),
+        *(["meaning"] if meaning else []),
+        *(["time"] if time else []),
+    ]
+    return (*found, "walk") if walk or not found else tuple(found)
+
+
+def fuse(evidence: Evidence) -> Parts:
+    return Parts(
+        keyword=coverage(evidence.bm25, evidence.attainable),
+        meaning=closeness(evidence.own, evidence.near),
+        walk=1.0 / (1 + evidence.hop) + min(1.0, evidence.support),
+        named=evidence.named,
+        time=evidence.time,
+        found_by=evidence.found_by,
+    )
