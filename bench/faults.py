@@ -126,6 +126,7 @@ class Writes:
     acknowledged: dict[str, str] = field(default_factory=dict)  # text -> id
     answered: Counter[int] = field(default_factory=Counter)  # error status -> count
     latencies: list[float] = field(default_factory=list)
+    longest: float = 0.0  # the longest wait for any answer, an error's included (s)
     # texts whose acknowledged attempt started after an attempt that was answered with an error
     retried_at: dict[str, float] = field(default_factory=dict)  # text -> epoch ms the last try began
 
@@ -149,6 +150,7 @@ async def write(urls: list[str], writers: int, per_writer: int, tag: str, graph:
                     status = response.status_code
                 except httpx.HTTPError:
                     status = 0  # no answer at all
+                log.longest = max(log.longest, time.perf_counter() - started)
                 if status == 201:
                     log.acknowledged[text] = response.json()["id"]
                     log.latencies.append(time.perf_counter() - started)
@@ -240,6 +242,7 @@ async def scenario_neo4j(stack: Stack, writers: int, per_writer: int) -> str:
     return (
         f"neo4j stop + kill -9 mid-load: {len(log.acknowledged):,} acknowledged, {lost} lost; errors answered: "
         f"{statuses or 'none'}; {phantom} for writes that had landed (the retry got the stored receipt); "
+        f"longest wait for an answer {log.longest:.1f} s; "
         f"healthy {' and '.join(f'{s:.1f} s' for s in recovered)} after Neo4j was back, no graphsvc restart"
     )
 
