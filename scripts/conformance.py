@@ -20,6 +20,7 @@ import copy
 import json
 import sys
 import tempfile
+import time
 import unicodedata
 import urllib.request
 from collections.abc import Callable
@@ -197,6 +198,14 @@ def rpc(url: str, method: str, *params: object) -> Any:
     return reply["result"]
 
 
+def _receipt(url: str, tx_hash: str, timeout_s: float = 10.0) -> Any:
+    """The receipt, once anvil has mined the transaction (automine answers before it is mined)."""
+    deadline = time.monotonic() + timeout_s
+    while (receipt := rpc(url, "eth_getTransactionReceipt", tx_hash)) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return receipt
+
+
 def replay(url: str, chain: dict[str, Any]) -> None:
     """Apply chain.json to a fresh anvil at `url`; check each step landed in its block.
 
@@ -211,7 +220,7 @@ def replay(url: str, chain: dict[str, Any]) -> None:
             rpc(url, "evm_mine")
         else:
             rpc(url, "eth_sendRawTransaction", step["raw"])
-            receipt = rpc(url, "eth_getTransactionReceipt", step["hash"])
+            receipt = _receipt(url, step["hash"])
             if receipt is None or int(receipt["blockNumber"], 16) != step["block"]:
                 raise RuntimeError(f"step {step['block']} ({step['tx']}) was not mined in its block")
     if int(rpc(url, "eth_blockNumber"), 16) != len(chain["steps"]):
@@ -684,16 +693,19 @@ def _oversize(good: Bundle) -> tuple[dict[str, Any], bytes]:
     return case, padded
 
 
-def make(out: Path = HERE) -> list[dict[str, Any]]:
-    """Start a fresh anvil, replay the chain, write every case; returns the manifest."""
+def make(out: Path = HERE, rpc_url: str | None = None) -> list[dict[str, Any]]:
+    """Replay the chain on a fresh anvil (`rpc_url`, else one started here), write every case; returns
+    the manifest."""
     chain, facts = plan()
-    with tempfile.TemporaryDirectory() as home:
-        port = 18545
-        started = local_chain.start(Path(home), port=port)
-        try:
-            replay(started.rpc_url, chain)
-        finally:
-            local_chain.stop(Path(home))
+    if rpc_url:
+        replay(rpc_url, chain)
+    else:
+        with tempfile.TemporaryDirectory() as home:
+            started = local_chain.start(Path(home), port=18545)
+            try:
+                replay(started.rpc_url, chain)
+            finally:
+                local_chain.stop(Path(home))
     good = _genuine(facts)
     out.mkdir(parents=True, exist_ok=True)
     (out / "chain.json").write_text(json.dumps(chain, indent=2) + "\n")
@@ -720,12 +732,13 @@ def make(out: Path = HERE) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/conformance.py")
     sub = parser.add_subparsers(dest="action", required=True)
-    sub.add_parser("make", help="a fresh anvil, the chain, and every case file in contracts/conformance/")
+    made = sub.add_parser("make", help="a fresh anvil, the chain, and every case file in contracts/conformance/")
+    made.add_argument("--rpc", help="a fresh anvil to use (chain id 31337), else one is started")
     again = sub.add_parser("replay", help="replay contracts/conformance/chain.json on a fresh anvil")
     again.add_argument("--rpc", default="http://127.0.0.1:8545")
     args = parser.parse_args(argv)
     if args.action == "make":
-        print(f"{len(make())} cases in {HERE}")
+        print(f"{len(make(rpc_url=args.rpc))} cases in {HERE}")
     else:
         replay(args.rpc, json.loads((HERE / "chain.json").read_text()))
         print("replayed")
