@@ -732,7 +732,9 @@ def make(out: Path = HERE, rpc_url: str | None = None) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/conformance.py")
     sub = parser.add_subparsers(dest="action", required=True)
-    made = sub.add_parser("make", help="a fresh anvil, the chain, and every case file in contracts/conformance/")
+    made = sub.add_parser(
+        "make", help="a fresh anvil, the chain, and every case file in contracts/conformance/"
+    )
     made.add_argument("--rpc", help="a fresh anvil to use (chain id 31337), else one is started")
     again = sub.add_parser("replay", help="replay contracts/conformance/chain.json on a fresh anvil")
     again.add_argument("--rpc", default="http://127.0.0.1:8545")
