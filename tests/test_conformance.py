@@ -158,5 +158,7 @@ async def test_the_verify_page_gives_each_case_its_verdict_and_failing_check(pag
             assert outcome["error"] == "BundleError", case["name"]
             continue
         assert outcome["failed"] == ([case["check"]] if case["check"] else []), (case["name"], outcome)
-        assert outcome["forgotten"] == (case["verdict"] == "forgotten")
+        assert outcome["verified"] == (case["exit"] == 0), case["name"]
+        if outcome["verified"]:
+            assert outcome["forgotten"] == (case["verdict"] == "forgotten"), case["name"]
         assert _printable(outcome["texts"]), case["name"]
