@@ -59,8 +59,12 @@ class RpcError(RuntimeError):
     """The RPC could not answer (unreachable, timed out, or an error reply): the check could not be made."""
 
 
-class Reverted(RpcError):
-    """The contract reverted the call: an answer (it is not a working anchor contract), not an outage."""
+class NotAnAnchor(RpcError):
+    """The contract answered anchorOf, but not as an anchor contract does: a failed check, not an outage."""
+
+
+class Reverted(NotAnAnchor):
+    """The contract reverted the call."""
 
 
 def inert(text: str) -> str:
@@ -178,7 +182,7 @@ class Rpc:
             error = cast(dict[str, object], error) if isinstance(error, dict) else {}
             message = str(error.get("message") or "no result")[:200]
             if method == "eth_call" and (error.get("code") == 3 or "revert" in message.lower()):
-                raise Reverted(message)
+                raise Reverted(f"reverted anchorOf(root) ({message})")
             raise RpcError(f"the RPC at {self.shown} refused {method}: {message}")
         return answer["result"]
 
@@ -280,7 +284,7 @@ def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> OnChainAnch
             ["uint64", "uint64", "uint32", "uint64"], bytes.fromhex(str(result)[2:])
         )
     except Exception as e:  # eth_abi raises several types for short or malformed data
-        raise RpcError(f"the contract at {address} does not answer anchorOf") from e
+        raise NotAnAnchor(f"answered anchorOf(root) at the {block} block with no anchor") from e
     if int(anchored_at) == 0:
         return None
     return OnChainAnchor(int(anchored_at), int(block_number), int(leaves), int(seq))
@@ -291,10 +295,8 @@ def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     try:
         final = _anchor_of(rpc, address, bundle.root, "finalized")
         later = final is None and _anchor_of(rpc, address, bundle.root, "latest") is not None
-    except Reverted as e:
-        return Check(
-            "root", False, f"the contract at {address} reverted anchorOf(root) ({e}): not an anchor contract"
-        )
+    except NotAnAnchor as e:  # it reverted, or answered no data (no code there at that block)
+        return Check("root", False, f"the contract at {address} {e}: not an anchor contract")
     found = check_root(final, anchor, anchored_later=later)
     if found.found is None:
         why = "anchored but not final yet: try again in a few seconds" if later else "not anchored"

@@ -31,9 +31,9 @@ export class RpcError extends Error {
   name = "RpcError";
 }
 
-/** The contract reverted the call: an answer (it is not a working anchor contract), not an outage. */
-export class Reverted extends RpcError {
-  name = "Reverted";
+/** The contract answered anchorOf, but not as an anchor contract does: a failed check, not an outage. */
+export class NotAnAnchor extends RpcError {
+  name = "NotAnAnchor";
 }
 
 // Not printable, as Python's str.isprintable() says: control and format characters (ANSI escapes,
@@ -247,7 +247,9 @@ export function makeRpc(url, timeoutMs = RPC_TIMEOUT_MS) {
       if (!isObject(reply) || "error" in reply || !("result" in reply)) {
         const error = isObject(reply?.error) ? reply.error : {};
         const message = String(error.message || "no result").slice(0, 200);
-        if (method === "eth_call" && (error.code === 3 || /revert/i.test(message))) throw new Reverted(message);
+        if (method === "eth_call" && (error.code === 3 || /revert/i.test(message))) {
+          throw new NotAnAnchor(`reverted anchorOf(root) (${message})`);
+        }
         throw new RpcError(`the RPC at ${shown} refused ${method}: ${message}`);
       }
       return reply.result;
@@ -378,7 +380,7 @@ async function anchorOf(rpc, address, root, block) {
   try {
     return decodeAbiParameters(ANCHOR_FIELDS, result).map(BigInt);
   } catch {
-    throw new RpcError(`the contract at ${address} does not answer anchorOf`);
+    throw new NotAnAnchor(`answered anchorOf(root) at the ${block} block with no anchor`);
   }
 }
 
@@ -388,8 +390,8 @@ async function rootCheck(bundle, rpc, address) {
   try {
     return await rootFound(bundle, rpc, address);
   } catch (e) {
-    if (!(e instanceof Reverted)) throw e;
-    return check("root", false, `the contract at ${address} reverted anchorOf(root) (${e.message}): not an anchor contract`);
+    if (!(e instanceof NotAnAnchor)) throw e; // it reverted, or answered no data (no code there at that block)
+    return check("root", false, `the contract at ${address} ${e.message}: not an anchor contract`);
   }
 }
 
