@@ -271,7 +271,11 @@ def test_verify_bundle_command_needs_only_the_bundle_and_an_rpc(
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("✓ Verified") and [line.split()[0] for line in lines[1:7]] == ["✓"] * 6
+    marks = [line.split()[0] for line in lines if line.startswith(("  ✓ ", "  ✗ ", "  · "))]
+    assert lines[0].startswith("✓ Verified") and marks == ["✓"] * 6
+    assert (
+        f"    text       {json.dumps(bundle['envelope']['text'], ensure_ascii=False)}" in lines
+    )  # what was verified
 
     bundle["envelope"]["text"] += "!"
     bad = tmp_path / "bad.json"
