@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import signal
 import sys
@@ -278,9 +277,7 @@ def cmd_verify_bundle(args: argparse.Namespace) -> int:
     """
     try:
         with sys.stdin.buffer if str(args.file) == "-" else args.file.open("rb") as source:
-            data = source.read(verifier.MAX_BUNDLE_BYTES + 1)
-            size = os.fstat(source.fileno()).st_size if source.seekable() else None
-        bundle = verifier.load_bundle(data, size)
+            bundle = verifier.read_bundle(source)
         rpc = verifier.Rpc(args.rpc)
     except (OSError, verifier.BundleError, verifier.RpcError) as e:
         shown = verifier.inert(str(getattr(e, "strerror", None) or e))

@@ -19,12 +19,13 @@ lies), 2 the bundle or the arguments cannot be read, 3 could not check (the RPC 
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import BinaryIO, cast
 
 from eth_abi.abi import decode, encode
 from eth_utils.crypto import keccak
@@ -113,6 +114,20 @@ class Report:
         return EXIT_UNCHECKED if self.unchecked else EXIT_FAILED
 
 
+def read_bundle(source: BinaryIO) -> ProofBundle:
+    """Read at most MAX_BUNDLE_BYTES + 1 bytes of `source` and load them; a larger file is refused with
+    its real size, a larger pipe as "over" the limit (its size is not known).
+
+    Raises:
+        BundleError: as load_bundle.
+        OSError: `source` cannot be read.
+    """
+    data = source.read(MAX_BUNDLE_BYTES + 1)
+    if len(data) > MAX_BUNDLE_BYTES and not source.seekable():
+        raise BundleError(too_large(None))
+    return load_bundle(data, os.fstat(source.fileno()).st_size if source.seekable() else None)
+
+
 def too_large(size: int | None) -> str:
     """The refusal of a bundle over MAX_BUNDLE_BYTES: its real `size`, or "over" when it is unknown."""
     said = f"{size:,} bytes" if size is not None else f"over {MAX_BUNDLE_BYTES:,} bytes"
@@ -120,13 +135,14 @@ def too_large(size: int | None) -> str:
 
 
 def load_bundle(data: bytes, size: int | None = None) -> ProofBundle:
-    """Parse and validate a bundle; `size` is its full size where `data` is a prefix (read bounded).
+    """Parse and validate a bundle; `size` is its full size where `data` is only its start (a bounded
+    read of a file; `read_bundle` passes it).
 
     Raises:
         BundleError: with one line saying what is wrong.
     """
     if len(data) > MAX_BUNDLE_BYTES:
-        raise BundleError(too_large(size if size is not None and size >= len(data) else None))
+        raise BundleError(too_large(max(size or 0, len(data))))
     try:
         parsed = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:

@@ -31,6 +31,7 @@ from graphsvc.verifier import (
     Rpc,
     inert,
     load_bundle,
+    read_bundle,
     render,
     verify_bundle,
 )
@@ -332,5 +333,15 @@ def test_an_oversize_bundle_is_refused_with_its_real_size(
     big.write_bytes(b"{" + b" " * 1_010_010 + b"}")
     assert cli.main(["verify-bundle", str(big), "--rpc", "http://127.0.0.1:9"]) == 2
     assert "1,010,012 bytes: a proof bundle is at most 1,000,000 bytes" in capsys.readouterr().err
-    with pytest.raises(BundleError, match=r"^over 1,000,000 bytes"):  # read from a pipe: size unknown
+    with pytest.raises(BundleError, match=r"^1,000,001 bytes"):
         load_bundle(b" " * 1_000_001)
+    # from a pipe only the first 1,000,001 bytes are read: its size is unknown
+    feeder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.buffer.write(b' ' * 1_010_012)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert feeder.stdout
+    with feeder.stdout as pipe, pytest.raises(BundleError, match=r"^over 1,000,000 bytes"):
+        read_bundle(pipe)
+    feeder.wait(10)
