@@ -271,18 +271,21 @@ def cmd_proof(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_bundle(args: argparse.Namespace) -> int:
-    """Check a proof bundle with nothing but an RPC of its chain: no Neo4j, no settings, no server."""
+    """Check a proof bundle with nothing but an RPC of its chain: no Neo4j, no settings, no server.
+
+    Exit codes: 0 verified, 1 a check failed, 2 the bundle or arguments unreadable, 3 could not check.
+    """
     try:
         with sys.stdin.buffer if str(args.file) == "-" else args.file.open("rb") as source:
-            data = source.read(verifier.MAX_BUNDLE_BYTES + 1)
-        bundle = verifier.load_bundle(data)
+            bundle = verifier.read_bundle(source)
         rpc = verifier.Rpc(args.rpc)
     except (OSError, verifier.BundleError, verifier.RpcError) as e:
-        print(f"graphsvc: {args.file}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
-        return 2
+        shown = verifier.inert(str(getattr(e, "strerror", None) or e))
+        print(f"graphsvc: {verifier.inert(str(args.file))}: {shown}", file=sys.stderr)
+        return verifier.EXIT_UNREADABLE
     report = verifier.verify_bundle(bundle, rpc, args.contract)
     print(verifier.render(report))
-    return 0 if report.verified else 1
+    return report.exit_code
 
 
 def _address(text: str) -> str:
@@ -434,7 +437,10 @@ def main(argv: list[str] | None = None) -> int:
     for sub in ("create", "list", "revoke"):
         token.choices[sub].set_defaults(run=cmd_token)
     check = commands.add_parser(
-        "verify-bundle", help="verify a proof bundle against the chain, without graphsvc or Neo4j"
+        "verify-bundle",
+        help="verify a proof bundle against the chain, without graphsvc or Neo4j",
+        epilog="exit codes: 0 verified, 1 a check failed, 2 the bundle or arguments unreadable, "
+        "3 could not check (the RPC did not answer)",
     )
     check.add_argument(
         "file", type=Path, help="a graphsvc.proof/v2 bundle (graphsvc proof ID), or - for stdin"

@@ -5,20 +5,27 @@ proof, and asks the chain itself (plain JSON-RPC) whether the root is anchored a
 block and whether the anchoring transaction emitted the event. `graphsvc verify-bundle` prints its
 checklist; the page at /verify (graphsvc/web/verify.html) runs the same checks in a browser.
 
-The checks, in order (a check that depends on a failed one is not run), are graphsvc.domain.checklist's,
-which verify_memory runs too: this module reads the chain over JSON-RPC and words each finding as a
-line of the checklist. The contract is the one the caller pins, else the bundle's.
+The checks, in order, are graphsvc.domain.checklist's, which verify_memory runs too: this module reads
+the chain over JSON-RPC and words each finding as a line of the checklist. The contract is the one the
+caller pins, else the bundle's. The first check that fails stops the run: every later one is not
+checked (`·`). A forgotten memory's hash cannot be checked (its envelope is gone): that check shows `·`
+and the others run. An RPC that cannot answer stops the run too, and the verdict is "could not check",
+never "changed". Every string that came from the bundle or the RPC is shown inert (see `inert`).
+
+Exit codes of `graphsvc verify-bundle` (EXIT_*): 0 verified, 1 a check failed (the bundle or its anchor
+lies), 2 the bundle or the arguments cannot be read, 3 could not check (the RPC did not answer).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import BinaryIO, cast
 
 from eth_abi.abi import decode, encode
 from eth_utils.crypto import keccak
@@ -39,6 +46,7 @@ from graphsvc.domain.render import plural
 from graphsvc.errors import public_url
 
 MAX_BUNDLE_BYTES = 1_000_000
+EXIT_VERIFIED, EXIT_FAILED, EXIT_UNREADABLE, EXIT_UNCHECKED = 0, 1, 2, 3
 RPC_TIMEOUT_S = 10.0
 ANCHOR_OF = keccak(text="anchorOf(bytes32)")[:4]
 ROOT_ANCHORED = "0x" + keccak(text="RootAnchored(bytes32,uint64,address,uint32,uint64)").hex()
@@ -49,14 +57,37 @@ class BundleError(ValueError):
 
 
 class RpcError(RuntimeError):
-    """The RPC could not answer (unreachable, timed out, or an error reply)."""
+    """The RPC could not answer (unreachable, timed out, or an error reply): the check could not be made."""
+
+
+class NotAnAnchor(RpcError):
+    """The contract answered anchorOf, but not as an anchor contract does: a failed check, not an outage."""
+
+
+class Reverted(NotAnAnchor):
+    """The contract reverted the call."""
+
+
+def inert(text: str) -> str:
+    """`text` safe to show on a terminal or a page: every character that is not printable (control
+    characters and ANSI escapes, newlines, bidi overrides and other format characters, separators
+    other than the space, unassigned code points) as a `\\x..`, `\\u....` or `\\U........` escape."""
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 @dataclass(frozen=True)
 class Check:
     key: str
-    ok: bool | None  # None: not run, because a check it depends on failed
+    ok: bool | None  # None: not checked (an earlier check failed, the RPC did not answer, or forgotten)
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", inert(self.text))
 
 
 @dataclass(frozen=True)
@@ -65,19 +96,53 @@ class Report:
     checks: list[Check]
     pinned: bool
 
+    unchecked: str = ""  # why the run stopped before a verdict (the RPC did not answer), inert
+
     @property
     def verified(self) -> bool:
-        return all(c.ok for c in self.checks)
+        """Every check passed (a forgotten memory's hash, which cannot be checked, excepted)."""
+        return not self.unchecked and all(c.ok or (c.key == "hash" and self.forgotten) for c in self.checks)
+
+    @property
+    def forgotten(self) -> bool:
+        return self.bundle.envelope is None
+
+    @property
+    def exit_code(self) -> int:
+        if self.verified:
+            return EXIT_VERIFIED
+        return EXIT_UNCHECKED if self.unchecked else EXIT_FAILED
 
 
-def load_bundle(data: bytes) -> ProofBundle:
-    """Parse and validate a bundle.
+def read_bundle(source: BinaryIO) -> ProofBundle:
+    """Read at most MAX_BUNDLE_BYTES + 1 bytes of `source` and load them; a larger file is refused with
+    its real size, a larger pipe as "over" the limit (its size is not known).
+
+    Raises:
+        BundleError: as load_bundle.
+        OSError: `source` cannot be read.
+    """
+    data = source.read(MAX_BUNDLE_BYTES + 1)
+    if len(data) > MAX_BUNDLE_BYTES and not source.seekable():
+        raise BundleError(too_large(None))
+    return load_bundle(data, os.fstat(source.fileno()).st_size if source.seekable() else None)
+
+
+def too_large(size: int | None) -> str:
+    """The refusal of a bundle over MAX_BUNDLE_BYTES: its real `size`, or "over" when it is unknown."""
+    said = f"{size:,} bytes" if size is not None else f"over {MAX_BUNDLE_BYTES:,} bytes"
+    return f"{said}: a proof bundle is at most {MAX_BUNDLE_BYTES:,} bytes"
+
+
+def load_bundle(data: bytes, size: int | None = None) -> ProofBundle:
+    """Parse and validate a bundle; `size` is its full size where `data` is only its start (a bounded
+    read of a file; `read_bundle` passes it).
 
     Raises:
         BundleError: with one line saying what is wrong.
     """
     if len(data) > MAX_BUNDLE_BYTES:
-        raise BundleError(f"{len(data):,} bytes: a proof bundle is at most {MAX_BUNDLE_BYTES:,} bytes")
+        raise BundleError(too_large(max(size or 0, len(data))))
     try:
         parsed = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -90,14 +155,18 @@ def load_bundle(data: bytes) -> ProofBundle:
         raise BundleError("not a proof bundle (expected a JSON object)")
     schema = cast(dict[str, object], parsed).get("schema")
     if schema != "graphsvc.proof/v2":
-        named = f"schema is {schema!r}" if isinstance(schema, str) and len(schema) <= 64 else "no schema"
+        named = (
+            f"schema is {inert(repr(schema))}"
+            if isinstance(schema, str) and len(schema) <= 64
+            else "no schema"
+        )
         raise BundleError(f"{named}; this verifier reads 'graphsvc.proof/v2' bundles")
     try:
         return ProofBundle.model_validate(parsed)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "bundle"
-        raise BundleError(f"{where}: {first['msg']}") from e
+        raise BundleError(inert(f"{where}: {first['msg']}")) from e
 
 
 class Rpc:
@@ -126,8 +195,11 @@ class Rpc:
         answer = _object(reply, f"the RPC at {self.shown} did not answer JSON-RPC")
         if "error" in answer or "result" not in answer:
             error = answer.get("error")
-            message = cast(dict[str, object], error).get("message") if isinstance(error, dict) else None
-            raise RpcError(f"the RPC at {self.shown} refused {method}: {message or 'no result'}")
+            error = cast(dict[str, object], error) if isinstance(error, dict) else {}
+            message = str(error.get("message") or "no result")[:200]
+            if method == "eth_call" and (error.get("code") == 3 or "revert" in message.lower()):
+                raise Reverted(f"reverted anchorOf(root) ({message})")
+            raise RpcError(f"the RPC at {self.shown} refused {method}: {message}")
         return answer["result"]
 
 
@@ -155,14 +227,22 @@ def _text(value: object) -> str:
 
 
 def verify_bundle(bundle: ProofBundle, rpc: RpcCall, contract: str | None = None) -> Report:
-    """Run every check; `contract` pins the address the caller trusts (else the bundle's is used)."""
-    checks = [_hash_check(bundle), _proof_check(bundle)]
-    try:
-        _chain_checks(bundle, rpc, (contract or bundle.anchor.contract).lower(), contract is not None, checks)
-    except RpcError as e:  # the check that was asking fails with the reason; the rest are not run
-        checks.append(Check(CHECKS[len(checks)], False, str(e)))
+    """Run the checks in order up to the first that fails; `contract` pins the address the caller
+    trusts (else the bundle's is used). An RPC that cannot answer stops the run, unchecked."""
+    checks = [_hash_check(bundle)]
+    unchecked = ""
+    if checks[-1].ok is not False:
+        checks.append(_proof_check(bundle))
+    if checks[-1].ok:
+        try:
+            _chain_checks(
+                bundle, rpc, (contract or bundle.anchor.contract).lower(), contract is not None, checks
+            )
+        except RpcError as e:  # the check that was asking could not be made; the rest are not run
+            checks.append(Check(CHECKS[len(checks)], None, f"could not check: {e}"))
+            unchecked = inert(str(e))
     checks += [Check(key, None, "not checked") for key in CHECKS[len(checks) :]]
-    return Report(bundle, checks, pinned=contract is not None)
+    return Report(bundle, checks, pinned=contract is not None, unchecked=unchecked)
 
 
 def _hash_check(bundle: ProofBundle) -> Check:
@@ -170,13 +250,13 @@ def _hash_check(bundle: ProofBundle) -> Check:
     found = check_hash(bundle.id, bundle.hash, bundle.envelope, forgotten)
     texts = {
         "ok": f"hash recomputed from the envelope (RFC 8785, keccak256): {bundle.hash}",
-        "forgotten": f"the memory was forgotten at {found.detail}: its content is gone, so its "
-        "hash cannot be recomputed (its id, hash and proof remain)",
+        "forgotten": f"not checkable: the memory was forgotten at {found.detail}: its content is gone, "
+        "so its hash cannot be recomputed (its id, hash and proof remain)",
         "other_memory": f"the envelope is of memory {found.detail!r}, not {bundle.id!r}",
         "not_canonical": str(found.detail),
         "changed": f"the envelope hashes to {found.detail}, not {bundle.hash}: it was changed",
     }
-    return Check("hash", found.ok, texts[found.why])
+    return Check("hash", None if found.why == "forgotten" else found.ok, texts[found.why])
 
 
 def _proof_check(bundle: ProofBundle) -> Check:
@@ -220,7 +300,7 @@ def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> OnChainAnch
             ["uint64", "uint64", "uint32", "uint64"], bytes.fromhex(str(result)[2:])
         )
     except Exception as e:  # eth_abi raises several types for short or malformed data
-        raise RpcError(f"the contract at {address} does not answer anchorOf") from e
+        raise NotAnAnchor(f"answered anchorOf(root) at the {block} block with no anchor") from e
     if int(anchored_at) == 0:
         return None
     return OnChainAnchor(int(anchored_at), int(block_number), int(leaves), int(seq))
@@ -228,8 +308,11 @@ def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> OnChainAnch
 
 def _root_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     anchor = bundle.anchor
-    final = _anchor_of(rpc, address, bundle.root, "finalized")
-    later = final is None and _anchor_of(rpc, address, bundle.root, "latest") is not None
+    try:
+        final = _anchor_of(rpc, address, bundle.root, "finalized")
+        later = final is None and _anchor_of(rpc, address, bundle.root, "latest") is not None
+    except NotAnAnchor as e:  # it reverted, or answered no data (no code there at that block)
+        return Check("root", False, f"the contract at {address} {e}: not an anchor contract")
     found = check_root(final, anchor, anchored_later=later)
     if found.found is None:
         why = "anchored but not final yet: try again in a few seconds" if later else "not anchored"
@@ -286,21 +369,43 @@ def _logged(receipt: dict[str, object], address: str, root: str) -> bool:
     return False
 
 
-def render(report: Report) -> str:
-    """The checklist, ✓ / ✗ / · (not checked), with the verdict first."""
-    anchor = report.bundle.anchor
+def verdict(report: Report) -> str:
+    """The first line: verified (or forgotten and its anchor verified), not verified, or could not check."""
+    bundle, anchor = report.bundle, report.bundle.anchor
+    memory, where = inert(bundle.id), f"(chain {anchor.chainId}, block {anchor.blockNumber})"
+    if report.verified and report.forgotten:
+        return f"✓ Verified: memory {memory} was anchored {where}, then forgotten: its content is gone."
     if report.verified:
-        head = (
-            f"✓ Verified: memory {report.bundle.id} is unchanged since it was anchored "
-            f"(chain {anchor.chainId}, block {anchor.blockNumber})."
-        )
-    else:
-        failed = next(c for c in report.checks if c.ok is False)
-        head = f"✗ Not verified: {failed.text}."
+        return f"✓ Verified: memory {memory} is unchanged since it was anchored {where}."
+    if report.unchecked:
+        return f"? Could not check: {report.unchecked}."
+    return f"✗ Not verified: {next(c for c in report.checks if c.ok is False).text}."
+
+
+def content(bundle: ProofBundle) -> list[tuple[str, str]]:
+    """What the bundle says the memory is, as (label, value) lines: the envelope's fields (each value
+    as JSON, inert), or the date it was forgotten. Verified only when the verdict says so."""
+    if bundle.envelope is None:
+        forgotten = bundle.forgotten.forgottenAt if bundle.forgotten else ""
+        return [
+            ("id", inert(json.dumps(bundle.id, ensure_ascii=False))),
+            ("forgotten", inert(json.dumps(forgotten, ensure_ascii=False))),
+        ]
+    return [(key, inert(json.dumps(value, ensure_ascii=False))) for key, value in bundle.envelope.items()]
+
+
+def render(report: Report) -> str:
+    """The verdict, what the memory says, then the checklist: ✓ / ✗ / · (not checked)."""
+    anchor = report.bundle.anchor
+    said = (
+        "the memory (as verified)" if report.verified else "the memory, as the bundle claims (not verified)"
+    )
+    lines = [verdict(report), f"  {said}:"]
+    lines += [f"    {label:<10} {value}" for label, value in content(report.bundle)]
     marks = {True: "✓", False: "✗", None: "·"}
-    lines = [head, *(f"  {marks[c.ok]} {c.key:<8} {c.text}" for c in report.checks)]
+    lines += [f"  {marks[c.ok]} {c.key:<8} {c.text}" for c in report.checks]
     if not report.pinned:
         lines.append("  note: the contract address comes from the bundle only (--contract pins it)")
     if anchor.explorerUrl:
-        lines.append(f"  tx: {anchor.explorerUrl}")
+        lines.append(f"  tx: {inert(anchor.explorerUrl)}")
     return "\n".join(lines)

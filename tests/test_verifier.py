@@ -14,6 +14,7 @@ import httpx
 import jsonschema
 import pytest
 
+from graphsvc import cli
 from graphsvc.chain.anchor import AnchorContract, load_artifact
 from graphsvc.config import Settings
 from graphsvc.devstack import chain as local_chain
@@ -23,7 +24,17 @@ from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.domain.proof import VERIFIER_ABI, ProofBundle, json_schema
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
-from graphsvc.verifier import CHECKS, BundleError, Rpc, load_bundle, render, verify_bundle
+from graphsvc.verifier import (
+    CHECKS,
+    EXIT_UNCHECKED,
+    BundleError,
+    Rpc,
+    inert,
+    load_bundle,
+    read_bundle,
+    render,
+    verify_bundle,
+)
 from tests.conftest import REPO, free_port
 from tests.conftest import mine as local_chain_mine
 
@@ -76,13 +87,16 @@ def test_one_changed_character_of_the_text_fails_at_the_hash(
     bundle: dict[str, Any], settings: Settings
 ) -> None:
     bundle["envelope"]["text"] = bundle["envelope"]["text"].replace("USDC", "USDT")
-    assert _check(bundle, settings.chain.rpc_url or "") == ALL_PASS | {"hash": False}
+    assert _check(bundle, settings.chain.rpc_url or "") == dict.fromkeys(CHECKS) | {"hash": False}
 
 
 def test_a_changed_proof_step_fails_at_the_proof(bundle: dict[str, Any], settings: Settings) -> None:
     step = bundle["proof"][0]
     bundle["proof"][0] = step[:-1] + ("0" if step[-1] != "0" else "1")
-    assert _check(bundle, settings.chain.rpc_url or "") == ALL_PASS | {"proof": False}
+    assert _check(bundle, settings.chain.rpc_url or "") == dict.fromkeys(CHECKS) | {
+        "hash": True,
+        "proof": False,
+    }
 
 
 def test_a_root_never_anchored_fails_on_chain(bundle: dict[str, Any], settings: Settings) -> None:
@@ -125,16 +139,18 @@ def test_a_bundle_of_another_chain_fails_with_a_clear_message(
     )
 
 
-def test_an_unreachable_rpc_fails_the_chain_check_and_runs_no_other(bundle: dict[str, Any]) -> None:
-    result = _check(bundle, f"http://127.0.0.1:{free_port()}")
-    assert result == {
+def test_an_unreachable_rpc_could_not_check_and_runs_no_other(bundle: dict[str, Any]) -> None:
+    report = verify_bundle(ProofBundle.model_validate(bundle), Rpc(f"http://127.0.0.1:{free_port()}"))
+    assert {c.key: c.ok for c in report.checks} == {
         "hash": True,
         "proof": True,
-        "chain": False,
+        "chain": None,
         "contract": None,
         "root": None,
         "event": None,
     }
+    assert report.unchecked and not report.verified and report.exit_code == EXIT_UNCHECKED
+    assert render(report).startswith("? Could not check: cannot reach the RPC at ")
 
 
 async def test_a_forgotten_memorys_bundle_says_it_was_forgotten_and_its_anchor_still_checks(
@@ -145,8 +161,10 @@ async def test_a_forgotten_memorys_bundle_says_it_was_forgotten_and_its_anchor_s
     forgotten = await anchoring.bundle(IdInput(id=ids[0], graph=graph))
     assert forgotten.envelope is None and forgotten.forgotten is not None
     report = verify_bundle(forgotten, Rpc(settings.chain.rpc_url or ""))
-    assert {c.key: c.ok for c in report.checks} == ALL_PASS | {"hash": False}
-    assert render(report).startswith("✗ Not verified: the memory was forgotten at ")
+    assert {c.key: c.ok for c in report.checks} == ALL_PASS | {"hash": None}
+    assert report.verified and report.exit_code == 0
+    assert render(report).startswith(f"✓ Verified: memory {ids[0]} was anchored ")
+    assert "    forgotten  " in render(report)
 
 
 async def test_anchor_now_answers_not_final_when_finality_outlasts_its_timeout(
@@ -254,7 +272,11 @@ def test_verify_bundle_command_needs_only_the_bundle_and_an_rpc(
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("✓ Verified") and [line.split()[0] for line in lines[1:7]] == ["✓"] * 6
+    marks = [line.split()[0] for line in lines if line.startswith(("  ✓ ", "  ✗ ", "  · "))]
+    assert lines[0].startswith("✓ Verified") and marks == ["✓"] * 6
+    assert (
+        f"    text       {json.dumps(bundle['envelope']['text'], ensure_ascii=False)}" in lines
+    )  # what was verified
 
     bundle["envelope"]["text"] += "!"
     bad = tmp_path / "bad.json"
@@ -296,3 +318,30 @@ async def test_rest_and_cli_give_the_same_bundle(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == rest
     assert rest["schema"] == "graphsvc.proof/v2" and rest["anchor"]["explorerUrl"] is None
+
+
+def test_strings_from_a_bundle_are_shown_inert() -> None:
+    hostile = "a\x1b[31mb\nc\r\u202ed\u200be é ☕ \x7f\U000e0001"
+    assert inert(hostile) == "a\\x1b[31mb\\x0ac\\x0d\\u202ed\\u200be é ☕ \\x7f\\U000e0001"
+    assert inert("Zoë met Ægir in Kraków") == "Zoë met Ægir in Kraków"
+
+
+def test_an_oversize_bundle_is_refused_with_its_real_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = tmp_path / "big.json"
+    big.write_bytes(b"{" + b" " * 1_010_010 + b"}")
+    assert cli.main(["verify-bundle", str(big), "--rpc", "http://127.0.0.1:9"]) == 2
+    assert "1,010,012 bytes: a proof bundle is at most 1,000,000 bytes" in capsys.readouterr().err
+    with pytest.raises(BundleError, match=r"^1,000,001 bytes"):
+        load_bundle(b" " * 1_000_001)
+    # from a pipe only the first 1,000,001 bytes are read: its size is unknown
+    feeder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.buffer.write(b' ' * 1_010_012)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert feeder.stdout
+    with feeder.stdout as pipe, pytest.raises(BundleError, match=r"^over 1,000,000 bytes"):
+        read_bundle(pipe)
+    feeder.wait(10)

@@ -3,6 +3,7 @@ import {
   MAX_BUNDLE_BYTES,
   RPC_TIMEOUT_MS,
   checkAddress,
+  content,
   decodeUtf8,
   loadBundle,
   makeRpc,
@@ -13,15 +14,16 @@ import {
 
 /**
  * Verify a bundle (its JSON text, or the parsed object) against an RPC URL, pinning `contract` if given.
- * Resolves to {checks: [{key, ok, text}], verified, pinned, verdict}; ok is true, false, or null (not
- * checked). Rejects with a BundleError, RpcError or InputError when the inputs cannot be used at all.
+ * Resolves to {checks: [{key, ok, text}], verified, pinned, forgotten, unchecked, exitCode, verdict,
+ * content}; ok is true, false, or null (not checked); exitCode as graphsvc verify-bundle's (0 verified,
+ * 1 a check failed, 3 could not check); content the envelope's [field, JSON value] pairs, inert. Rejects with a BundleError, RpcError or InputError when the inputs cannot be used at all.
  * `timeoutMs` bounds each RPC call (default 10 s, as graphsvc verify-bundle).
  */
 async function graphsvcVerify(bundle, rpcUrl, contract = null, { timeoutMs = RPC_TIMEOUT_MS } = {}) {
   const checked = typeof bundle === "string" ? loadBundle(bundle) : validateBundle(bundle);
   const pin = contract ? checkAddress(contract) : null;
   const report = await verifyBundle(checked, makeRpc(rpcUrl, timeoutMs), pin);
-  return { ...report, verdict: verdict(checked, report) };
+  return { ...report, verdict: verdict(checked, report), content: content(checked) };
 }
 window.graphsvcVerify = graphsvcVerify;
 
@@ -35,8 +37,18 @@ function show(element, text) {
 
 function render(report) {
   const result = $("result");
-  result.className = report.verified ? "verified" : "failed";
-  show($("verdict"), `${report.verified ? "✓" : "✗"} ${report.verdict}`);
+  result.className = report.verified ? "verified" : report.unchecked ? "unchecked" : "failed";
+  show($("verdict"), `${report.verified ? "✓" : report.unchecked ? "?" : "✗"} ${report.verdict}`);
+  show($("said"), report.verified ? "The memory (as verified):" : "The memory, as the bundle claims (not verified):");
+  $("content").replaceChildren(
+    ...report.content.flatMap(([label, value]) => {
+      const term = document.createElement("dt");
+      const data = document.createElement("dd");
+      term.textContent = label;
+      data.textContent = value;
+      return [term, data];
+    }),
+  );
   const list = $("checks");
   list.replaceChildren(
     ...report.checks.map(({ key, ok, text }) => {

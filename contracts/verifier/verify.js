@@ -5,6 +5,7 @@ import canonicalize from "canonicalize";
 import { decodeAbiParameters, encodeAbiParameters, keccak256, stringToBytes } from "viem";
 
 export const MAX_BUNDLE_BYTES = 1_000_000;
+export const EXIT = { verified: 0, failed: 1, unreadable: 2, unchecked: 3 }; // as graphsvc verify-bundle
 export const RPC_TIMEOUT_MS = 10_000;
 export const CHECKS = ["hash", "proof", "chain", "contract", "root", "event"];
 const ANCHOR_OF = keccak256(stringToBytes("anchorOf(bytes32)")).slice(0, 10);
@@ -25,9 +26,27 @@ export class BundleError extends Error {
   }
 }
 
-/** The RPC could not answer (unreachable, timed out, or an error reply). */
+/** The RPC could not answer (unreachable, timed out, or an error reply): the check could not be made. */
 export class RpcError extends Error {
   name = "RpcError";
+}
+
+/** The contract answered anchorOf, but not as an anchor contract does: a failed check, not an outage. */
+export class NotAnAnchor extends RpcError {
+  name = "NotAnAnchor";
+}
+
+// Not printable, as Python's str.isprintable() says: control and format characters (ANSI escapes,
+// newlines, bidi overrides), surrogates, private use, unassigned, separators other than the space.
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
+
+/** `text` safe to show: every character that is not printable as a \x.., \u.... or \U........ escape. */
+export function inert(text) {
+  return String(text).replace(UNPRINTABLE, (c) => {
+    const n = c.codePointAt(0);
+    const hex = n.toString(16);
+    return n < 0x100 ? `\\x${hex.padStart(2, "0")}` : n < 0x10000 ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
+  });
 }
 
 // ---- reading and validating a bundle (graphsvc/domain/proof.py, contracts/proof-bundle.schema.json)
@@ -140,7 +159,7 @@ const HEX = string({ pattern: HEX32 });
 const COUNT = integer(0n, U64);
 const recipe = (pairs) => model(Object.entries(pairs).map(([key, value]) => [key, constant(value), value]));
 const BUNDLE = model([
-  ["schema", constant("graphsvc.proof/v2"), "graphsvc.proof/v2"],
+  ["schema", constant("graphsvc.proof/v2")],
   ["id", string({ min: 1, max: 300 })],
   ["hash", HEX],
   ["envelope", nullable(dictionary)],
@@ -171,7 +190,7 @@ export function validateBundle(parsed) {
   if (!isObject(parsed)) throw new BundleError("not a proof bundle (expected a JSON object)");
   const { schema } = parsed;
   if (schema !== "graphsvc.proof/v2") {
-    const named = typeof schema === "string" && [...schema].length <= 64 ? `schema is '${schema}'` : "no schema";
+    const named = typeof schema === "string" && [...schema].length <= 64 ? `schema is '${inert(schema)}'` : "no schema";
     throw new BundleError(`${named}; this verifier reads 'graphsvc.proof/v2' bundles`);
   }
   const bundle = BUNDLE(parsed, "");
@@ -226,7 +245,11 @@ export function makeRpc(url, timeoutMs = RPC_TIMEOUT_MS) {
         throw new RpcError(`the RPC at ${shown} did not answer JSON-RPC`);
       }
       if (!isObject(reply) || "error" in reply || !("result" in reply)) {
-        const message = isObject(reply?.error) ? reply.error.message : "no result";
+        const error = isObject(reply?.error) ? reply.error : {};
+        const message = String(error.message || "no result").slice(0, 200);
+        if (method === "eth_call" && (error.code === 3 || /revert/i.test(message))) {
+          throw new NotAnAnchor(`reverted anchorOf(root) (${message})`);
+        }
         throw new RpcError(`the RPC at ${shown} refused ${method}: ${message}`);
       }
       return reply.result;
@@ -256,27 +279,36 @@ async function readAtMost(response, limit) {
 
 // ---- the checks (graphsvc/verifier.py, in the same order)
 
-const check = (key, ok, text) => ({ key, ok, text });
+const check = (key, ok, text) => ({ key, ok, text: inert(text) });
 
-/** Run every check; `contract` pins the address the caller trusts (else the bundle's is used). */
+/** Run the checks in order up to the first that fails; `contract` pins the address the caller trusts
+ * (else the bundle's is used). An RPC that cannot answer stops the run, unchecked (its reason). */
 export async function verifyBundle(bundle, rpc, contract = null) {
-  const checks = [hashCheck(bundle), proofCheck(bundle)];
-  const address = (contract ?? bundle.anchor.contract).toLowerCase();
-  try {
-    await chainChecks(bundle, rpc, address, contract !== null, checks);
-  } catch (e) {
-    if (!(e instanceof RpcError)) throw e;
-    checks.push(check(CHECKS[checks.length], false, e.message)); // the check that was asking fails
+  const checks = [hashCheck(bundle)];
+  let unchecked = "";
+  if (checks.at(-1).ok !== false) checks.push(proofCheck(bundle));
+  if (checks.at(-1).ok) {
+    const address = (contract ?? bundle.anchor.contract).toLowerCase();
+    try {
+      await chainChecks(bundle, rpc, address, contract !== null, checks);
+    } catch (e) {
+      if (!(e instanceof RpcError)) throw e;
+      checks.push(check(CHECKS[checks.length], null, `could not check: ${e.message}`)); // the rest are not run
+      unchecked = inert(e.message);
+    }
   }
   for (const key of CHECKS.slice(checks.length)) checks.push(check(key, null, "not checked"));
-  return { checks, verified: checks.every((c) => c.ok === true), pinned: contract !== null };
+  const forgotten = bundle.envelope === null;
+  const verified = !unchecked && checks.every((c) => c.ok === true || (c.key === "hash" && forgotten));
+  const exitCode = verified ? EXIT.verified : unchecked ? EXIT.unchecked : EXIT.failed;
+  return { checks, verified, pinned: contract !== null, forgotten, unchecked, exitCode };
 }
 
 function hashCheck(bundle) {
   const { envelope, id } = bundle;
   if (envelope === null) {
-    const text = `the memory was forgotten at ${bundle.forgotten.forgottenAt}: its content is gone, so its hash cannot be recomputed (its id, hash and proof remain)`;
-    return check("hash", false, text);
+    const text = `not checkable: the memory was forgotten at ${bundle.forgotten.forgottenAt}: its content is gone, so its hash cannot be recomputed (its id, hash and proof remain)`;
+    return check("hash", null, text);
   }
   const named = Object.hasOwn(envelope, "id") ? envelope.id : null;
   if (named !== id) {
@@ -348,13 +380,22 @@ async function anchorOf(rpc, address, root, block) {
   try {
     return decodeAbiParameters(ANCHOR_FIELDS, result).map(BigInt);
   } catch {
-    throw new RpcError(`the contract at ${address} does not answer anchorOf`);
+    throw new NotAnAnchor(`answered anchorOf(root) at the ${block} block with no anchor`);
   }
 }
 
 const leafCount = (n) => `${n} ${Number(n) === 1 ? "leaf" : "leaves"}`;
 
 async function rootCheck(bundle, rpc, address) {
+  try {
+    return await rootFound(bundle, rpc, address);
+  } catch (e) {
+    if (!(e instanceof NotAnAnchor)) throw e; // it reverted, or answered no data (no code there at that block)
+    return check("root", false, `the contract at ${address} ${e.message}: not an anchor contract`);
+  }
+}
+
+async function rootFound(bundle, rpc, address) {
   const { anchor } = bundle;
   const [anchoredAt, block, leaves, seq] = await anchorOf(rpc, address, bundle.root, "finalized");
   if (anchoredAt === 0n) {
@@ -392,11 +433,32 @@ async function eventCheck(bundle, rpc, address) {
   return check("event", false, `transaction ${tx} emitted no RootAnchored for this root from ${address}`);
 }
 
-/** The verdict line, as `graphsvc verify-bundle` prints it first. */
+/** The verdict line, as `graphsvc verify-bundle` prints it first (without its mark). */
 export function verdict(bundle, report) {
-  if (report.verified) {
-    const { chainId, blockNumber } = bundle.anchor;
-    return `Verified: memory ${bundle.id} is unchanged since it was anchored (chain ${chainId}, block ${blockNumber}).`;
+  const { chainId, blockNumber } = bundle.anchor;
+  const memory = inert(bundle.id);
+  const where = `(chain ${chainId}, block ${blockNumber})`;
+  if (report.verified && report.forgotten) {
+    return `Verified: memory ${memory} was anchored ${where}, then forgotten: its content is gone.`;
   }
+  if (report.verified) return `Verified: memory ${memory} is unchanged since it was anchored ${where}.`;
+  if (report.unchecked) return `Could not check: ${report.unchecked}.`;
   return `Not verified: ${report.checks.find((c) => c.ok === false).text}.`;
+}
+
+// JSON text of a value as Python's json.dumps(value, ensure_ascii=False) writes it (", " and ": ").
+function pyJson(value) {
+  if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
+  if (isObject(value)) return `{${Object.entries(value).map(([k, v]) => `${pyJson(k)}: ${pyJson(v)}`).join(", ")}}`;
+  if (typeof value === "bigint") return value.toString();
+  return JSON.stringify(value);
+}
+
+/** What the bundle says the memory is, as [label, value] pairs: the envelope's fields (each value as
+ * JSON, inert), or the date it was forgotten. Verified only when the verdict says so. */
+export function content(bundle) {
+  if (bundle.envelope === null) {
+    return [["id", inert(pyJson(bundle.id))], ["forgotten", inert(pyJson(bundle.forgotten.forgottenAt))]];
+  }
+  return Object.entries(bundle.envelope).map(([key, value]) => [key, inert(pyJson(value))]);
 }

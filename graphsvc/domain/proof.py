@@ -124,7 +124,8 @@ class ProofBundle(BaseModel):
         json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BUNDLE_SCHEMA},
     )
 
-    schema_: Literal["graphsvc.proof/v2"] = Field(default=BUNDLE_SCHEMA, alias="schema")
+    # required, as both verifiers refuse a bundle without it (the schema says so too)
+    schema_: Literal["graphsvc.proof/v2"] = Field(alias="schema")
     id: str = Field(min_length=1, max_length=300, description="The memory's id")
     hash: Hex32
     envelope: dict[str, Any] | None = Field(

@@ -19,7 +19,7 @@ from graphsvc.domain.checklist import (
 from graphsvc.domain.hashing import memory_envelope
 from graphsvc.domain.merkle import unpack_proof
 from graphsvc.domain.models import IdInput, VerifyResult
-from graphsvc.domain.proof import AnchorRecord, Forgotten, ProofBundle
+from graphsvc.domain.proof import BUNDLE_SCHEMA, AnchorRecord, Forgotten, ProofBundle
 from graphsvc.errors import ChainUnavailable, NotFound
 from graphsvc.services.anchoring.ports import Chain
 from graphsvc.services.ports import Row, Store
@@ -138,6 +138,7 @@ class Proofs:
         if batch is None:
             raise NotFound(f"memory {req.id!r} is not anchored yet: run anchor_now")
         return ProofBundle(
+            schema=BUNDLE_SCHEMA,
             id=req.id,
             hash=(memory or tombstone)["hash"],
             envelope=_envelope(memory) if memory else None,
