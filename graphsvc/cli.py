@@ -9,7 +9,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -212,7 +212,9 @@ def cmd_token(args: argparse.Namespace) -> int:
             await access.revoke(args.id)
             print(f"revoked {args.id}")
 
-    _with_services(work, _settings(args).model_copy(update={"chain": ChainSettings()}))  # no chain needed
+    cli_export.with_services(
+        work, _settings(args).model_copy(update={"chain": ChainSettings()})
+    )  # no chain needed
     return 0
 
 
@@ -233,29 +235,19 @@ def dev_token(home: Path, services_settings: Settings) -> str:
         path.chmod(0o600)
         return token
 
-    return _with_services(ensure, services_settings)
-
-
-def _with_services(work: Callable[[Services], Awaitable[Any]], settings: Settings) -> Any:
-    async def run() -> Any:
-        services = Services.build(settings)
-        try:
-            await services.start()
-            return await work(services)
-        finally:
-            await services.close()
-
-    return asyncio.run(run())
+    return cli_export.with_services(ensure, services_settings)
 
 
 def cmd_anchor(args: argparse.Namespace) -> int:
-    result = _with_services(lambda s: s.anchoring.anchor_now(GraphInput(graph=args.graph)), _settings(args))
+    result = cli_export.with_services(
+        lambda s: s.anchoring.anchor_now(GraphInput(graph=args.graph)), _settings(args)
+    )
     print(render.anchor_text(result))
     return 0 if result.status != "not_configured" else 2
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    result = _with_services(
+    result = cli_export.with_services(
         lambda s: s.anchoring.verify(IdInput(id=args.id, graph=args.graph)), _settings(args)
     )
     print(render.verify_text(result))
@@ -263,7 +255,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_proof(args: argparse.Namespace) -> int:
-    bundle = _with_services(
+    bundle = cli_export.with_services(
         lambda s: s.anchoring.bundle(IdInput(id=args.id, graph=args.graph)), _settings(args)
     )
     print(bundle.model_dump_json(indent=2))
@@ -377,7 +369,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             await flush()
             progress(total)
 
-    _with_services(work, _settings(args))
+    cli_export.with_services(work, _settings(args))
     elapsed = time.monotonic() - started
     print(
         f"\nimported {path}: {counts['created']:,} created, {counts['duplicate']:,} duplicates,"

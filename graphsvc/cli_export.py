@@ -42,7 +42,9 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def _run(settings: Settings, work: Callable[[Services], Any]) -> Any:
+def with_services(work: Callable[[Services], Any], settings: Settings) -> Any:
+    """Run `work` on started services (closed after), from a synchronous command."""
+
     async def run() -> Any:
         services = Services.build(settings)
         try:
@@ -76,7 +78,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
         return exporter.lines_written
 
     started = time.monotonic()
-    lines = _run(settings, work)
+    lines = with_services(work, settings)
     progress.end()
     if partial and target:
         partial.replace(target)
@@ -110,7 +112,7 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
 
     started = time.monotonic()
     try:
-        done = _run(settings, work)
+        done = with_services(work, settings)
     except ExportRejected as e:
         print(f"graphsvc: {args.file}: the export was refused; nothing was written:", file=sys.stderr)
         for finding in e.findings[:50]:

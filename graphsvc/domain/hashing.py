@@ -70,6 +70,22 @@ def memory_envelope(
     return envelope
 
 
+def stored_envelope(memory: Mapping[str, Any]) -> dict[str, object]:
+    """The envelope of a stored memory (its Neo4j properties, `entities` its entity ids)."""
+    return memory_envelope(
+        id=memory["id"],
+        graph=memory["graph"],
+        text=memory["text"],
+        tags=memory["tags"] or [],
+        entities=memory["entities"] or [],
+        created_at=memory["createdAt"],
+        supersedes=memory["supersedes"] or [],
+        valid_from=memory["validFrom"],
+        valid_to=memory["validTo"],
+        occurred_at=memory.get("occurredAt"),
+    )
+
+
 def envelope_hash(envelope: Mapping[str, object]) -> str:
     """`0x` + keccak256(JCS(envelope)) as lowercase hex.
 

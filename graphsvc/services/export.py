@@ -26,7 +26,7 @@ from graphsvc.domain.export import (
     Trailer,
     dump,
 )
-from graphsvc.domain.hashing import format_timestamp, memory_envelope
+from graphsvc.domain.hashing import format_timestamp, stored_envelope
 from graphsvc.domain.merkle import unpack_proof
 from graphsvc.errors import Conflict, NotFound
 from graphsvc.services.ports import Reader, Row
@@ -202,18 +202,7 @@ class Exporter:
 def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
     m = row["memory"]
     anchored = row["batch"] if row["batch"] in on_chain else None
-    envelope = memory_envelope(
-        id=m["id"],
-        graph=m["graph"],
-        text=m["text"],
-        tags=m["tags"] or [],
-        entities=m["entities"] or [],
-        created_at=m["createdAt"],
-        supersedes=m["supersedes"] or [],
-        valid_from=m["validFrom"],
-        valid_to=m["validTo"],
-        occurred_at=m["occurredAt"],
-    )
+    envelope = stored_envelope(m)
     edges = sorted(
         (Edge(rel=e["rel"], to=e["to"], id=e["id"]) for e in row["edges"]),
         key=lambda e: (e.rel, e.to, e.id or ""),

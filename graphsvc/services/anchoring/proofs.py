@@ -16,7 +16,7 @@ from graphsvc.domain.checklist import (
     check_proof,
     check_root,
 )
-from graphsvc.domain.hashing import memory_envelope
+from graphsvc.domain.hashing import stored_envelope
 from graphsvc.domain.merkle import unpack_proof
 from graphsvc.domain.models import IdInput, VerifyResult
 from graphsvc.domain.proof import BUNDLE_SCHEMA, AnchorRecord, Forgotten, ProofBundle
@@ -59,7 +59,7 @@ class Proofs:
         hashed = check_hash(
             req.id,
             stored_hash,
-            _envelope(memory) if memory else None,
+            stored_envelope(memory) if memory else None,
             None if memory else tombstone["forgottenAt"],
         )
         if hashed.why == "forgotten":
@@ -141,7 +141,7 @@ class Proofs:
             schema=BUNDLE_SCHEMA,
             id=req.id,
             hash=(memory or tombstone)["hash"],
-            envelope=_envelope(memory) if memory else None,
+            envelope=stored_envelope(memory) if memory else None,
             forgotten=Forgotten(forgottenAt=tombstone["forgottenAt"]) if memory is None else None,
             proof=_proof(row),
             root=batch["root"],
@@ -168,18 +168,3 @@ def _anchor_record(batch: OnChain) -> AnchorRecord:
 
 def _proof(row: Row) -> list[str]:
     return ["0x" + step.hex() for step in unpack_proof(row["proof"] or b"")]
-
-
-def _envelope(memory: Row) -> dict[str, Any]:
-    return memory_envelope(
-        id=memory["id"],
-        graph=memory["graph"],
-        text=memory["text"],
-        tags=memory["tags"] or [],
-        entities=memory["entities"] or [],
-        created_at=memory["createdAt"],
-        supersedes=memory["supersedes"] or [],
-        valid_from=memory["validFrom"],
-        valid_to=memory["validTo"],
-        occurred_at=memory["occurredAt"],
-    )
