@@ -1,4 +1,7 @@
-"""`graphsvc`: up (the whole local stack), serve, import, anchor, verify, proof, token, schema apply."""
+"""`graphsvc`: up (the whole local stack), serve, import, anchor, verify, proof, token, schema apply.
+
+Each command is a short function over the same parser and settings; export, import-export and audit
+are in cli_export.py. Longer than a module usually is only by the count of its commands."""
 
 from __future__ import annotations
 

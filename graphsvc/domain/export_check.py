@@ -1,5 +1,6 @@
 """What an export proves about itself, from the file alone: one streaming pass, memory bounded by the
-graph's batches, ids and positions (never its texts).
+graph's batches, ids and positions (never its texts). One module, a little over the usual size, because
+the rules below share the pass's state and read best side by side.
 
 Each problem is a Finding: the line, a rule name and one sentence. The rules:
 

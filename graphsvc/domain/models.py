@@ -2,6 +2,10 @@
 
 Field names, bounds and defaults follow the seed tool reference; output models serialise (by alias)
 to exactly the seed's JSON shapes.
+
+Longer than the few hundred lines a module keeps to: the contract is read as one page (the models
+reference each other's field types and shared validators), and every line is a field, its bound and
+its description. The LocusGraph surface is apart (domain/locus.py), as is the export (domain/export.py).
 """
 
 from __future__ import annotations

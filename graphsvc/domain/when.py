@@ -8,6 +8,8 @@ resolves each against a reference: the memory's `occurredAt` (else when it was r
 memory, `asOf` (else now) for a query. The grammar is a table of words per language (`Language`);
 the rules that turn a match into a span are the same for every language. Pure and fast: one pass of
 a dozen compiled regexes (tens of microseconds for a LoCoMo turn; bench/README.md, *Time*).
+Longer than a module usually is because a grammar reads best whole: the English table, then one rule
+per form; a second language adds a table, not a module.
 
 Readings where English is ambiguous (README, *When it happened*):
 - a month or day without a year ("in March", "on 7 May") is the latest one that starts no later than
