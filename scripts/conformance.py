@@ -128,9 +128,14 @@ def _sign(nonce: int, to: str | None, data: str, gas: int) -> dict[str, str]:
     return {"raw": "0x" + signed.raw_transaction.hex(), "hash": "0x" + signed.hash.hex()}
 
 
-def _anchor_call(root: bytes, seq: int, leaves: int) -> str:
-    selector = keccak(text="anchor(bytes32,uint64,uint32)")[:4]
-    return "0x" + (selector + encode(["bytes32", "uint64", "uint32"], [root, seq, leaves])).hex()
+GRAPH_TAG = keccak(text="graphsvc conformance graph")  # the corpus graph's tag on chain (chained roots)
+
+
+def _anchor_call(root: bytes, seq: int, leaves: int, prev: bytes = bytes(32)) -> str:
+    """`anchor(root, batchSeq, leafCount, graphTag, prevRoot)`: each root follows the graph's last."""
+    selector = keccak(text="anchor(bytes32,uint64,uint32,bytes32,bytes32)")[:4]
+    args = encode(["bytes32", "uint64", "uint32", "bytes32", "bytes32"], [root, seq, leaves, GRAPH_TAG, prev])
+    return "0x" + (selector + args).hex()
 
 
 def plan() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -156,16 +161,17 @@ def plan() -> tuple[dict[str, Any], dict[str, Any]]:
     txs = [
         ("deploy", _sign(0, None, artifact["bytecode"], 2_000_000)),
         ("reverter", _sign(1, None, REVERTER_INIT, 100_000)),
-        ("batch", _sign(2, ANCHOR, _anchor_call(batch.root, 1, 4), 200_000)),
-        ("wrongleaf", _sign(3, ANCHOR, _anchor_call(wrong.root, 2, 2), 200_000)),
-        ("reverted", _sign(4, ANCHOR, _anchor_call(batch.root, 1, 4), 200_000)),  # AlreadyAnchored
+        ("batch", _sign(2, ANCHOR, _anchor_call(batch.root, 1, 4), 300_000)),
+        ("wrongleaf", _sign(3, ANCHOR, _anchor_call(wrong.root, 2, 2, batch.root), 300_000)),
+        # AlreadyAnchored: reverts
+        ("reverted", _sign(4, ANCHOR, _anchor_call(batch.root, 1, 4, wrong.root), 300_000)),
     ]
     steps: list[dict[str, Any]] = []
     for name, tx in txs:
         steps.append({"block": len(steps) + 1, "timestamp": START + STEP_S * len(steps), "tx": name, **tx})
     for _ in range(FINALITY_BLOCKS):
         steps.append({"block": len(steps) + 1, "timestamp": START + STEP_S * len(steps), "mine": True})
-    late_tx = _sign(5, ANCHOR, _anchor_call(late.root, 3, 1), 200_000)
+    late_tx = _sign(5, ANCHOR, _anchor_call(late.root, 3, 1, wrong.root), 300_000)
     steps.append({"block": len(steps) + 1, "timestamp": START + STEP_S * len(steps), "tx": "late", **late_tx})
     chain = {
         "about": "Replay on a fresh anvil (chain id 31337): for each step, evm_setNextBlockTimestamp(timestamp), "
