@@ -329,7 +329,7 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
         await services.memory.remember(RememberInput(text="moved by the CLI", entities=[MON], graph=graph))
         await services.anchoring.anchor_now(GraphInput(graph=graph))
 
-    cli_export._run(settings, fill)
+    cli_export.with_services(fill, settings)
     out = tmp_path / "cli.jsonl"
     assert cli_export.cmd_export(argparse.Namespace(graph=graph, out=out), settings) == 0
     assert not out.with_name("cli.jsonl.partial").exists()
@@ -337,7 +337,7 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     async def wipe(services: Services) -> None:
         await _wipe(services.store, graph)
 
-    cli_export._run(settings, wipe)
+    cli_export.with_services(wipe, settings)
     again = argparse.Namespace(file=out, graph=None)
     assert cli_export.cmd_import_export(again, settings) == 0
     with pytest.raises(Conflict):  # the graph is no longer empty (`graphsvc` prints it and exits 1)
