@@ -70,12 +70,12 @@ class Reading:
 async def read(store: Reader, req: RecallInput, now: datetime) -> Reading:
     """Read `req`'s window: from/to, else the query's time expressions against asOf (else `now`)."""
     query = req.query
-    reference = Occurred.at(req.asOf or now)
-    found = mentions(query, Reference.of(reference)) if query else []
-    if found and req.window is None:
-        found = mentions(query or "", Reference.of(reference, await _extent(store, req.graph)))
     if req.window is not None:
         return Reading(req.window, "explicit", None, query)
+    reference = Occurred.at(req.asOf or now)
+    found = mentions(query, Reference.of(reference)) if query else []
+    if found:  # read again within the graph's own time extent (a month or day without a year)
+        found = mentions(query or "", Reference.of(reference, await _extent(store, req.graph)))
     window = window_of(found)
     text = ", ".join(m.text for m in found) or None
     return Reading(window, "query" if window else None, text, query)
