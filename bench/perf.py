@@ -13,16 +13,22 @@
 
 Prints a table; writes bench/results/perf.json, perf.png and profile-recall.txt. Data: bench/dataset.py.
 
-`--embeddings` measures recall with the semantic signal on (results/perf-embeddings.json): the query is
-encoded by the real model, but the bulk memories get random unit vectors, written through the
-worker's own claim and store statements (the model would take the worker hours at 100k on two cores);
-recall's statements cost the same whatever the vectors say, up to how the index's graph is shaped.
+`--embeddings` measures meaning on beside keywords alone, in the same run on the same graph
+(results/perf-embeddings.json): per query, recall with meaning on, the raw replay of its statements,
+recall with keywords alone, MCP (meaning on); the vector leg (embed/nearest) timed alone in the
+replay. The query is encoded by the real model, but the bulk memories get random unit vectors, written
+through the worker's own claim and store statements (the model would take the worker hours at 100k on
+two cores); recall's statements cost the same whatever the vectors say, up to how the index's graph is
+shaped. Ingest alternates batches with meaning on and off. Then: remember p50 with the embedding worker
+idle against busy (a backlog encoded by the real model), and the tenant check (a small graph's nearest
+20 and recall top 10, taken on the fresh server, compared at every size beside the large graph).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -48,11 +54,14 @@ from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.encoder.minilm import MODEL_ID_LENGTH, MODEL_SHA256, MiniLM
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.term_fold import fold
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 PEER_PYTHON = HERE.parent / ".venv-peer" / "bin" / "python"
 GRAPH = "perf"
+TENANT, TENANT_SIZE, TENANT_SEED, TENANT_QUERIES, TENANT_NEAREST = "perf-tenant", 1000, 3, 20, 20
+BUSY_BACKLOG, BUSY_ROUNDS, BUSY_EACH = 3000, 4, 100
 BATCH = 1000
 WARMUP = 10
 RAW_INGEST = """
@@ -71,10 +80,10 @@ class Recorder:
 
     def __init__(self, store: Any) -> None:
         self.store = store
-        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
 
     async def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        self.calls.append((self.store.statements[name].text, params))
+        self.calls.append((name, self.store.statements[name].text, params))
         return await self.store.run(name, **params)
 
     async def write_transaction(self, work: Any, **options: Any) -> Any:
@@ -113,19 +122,24 @@ def summary(seconds: list[float]) -> dict[str, float]:
     }
 
 
-async def remember(memory: MemoryService, items: list[dict[str, Any]]) -> None:
+async def remember(memory: MemoryService, items: list[dict[str, Any]], graph: str = GRAPH) -> None:
     """One batch through remember_many (the `graphsvc import` path); every item must be created."""
-    receipts = await memory.remember_many([RememberInput(**item, graph=GRAPH) for item in items])
+    receipts = await memory.remember_many([RememberInput(**item, graph=graph) for item in items])
     assert all(r.status == "created" for r in receipts), receipts
 
 
-async def ingest(memory: MemoryService, start: int, stop: int) -> float:
-    """Memories start..stop-1 through remember_many, BATCH at a time; items per second."""
-    started = time.perf_counter()
+async def ingest(memories: list[MemoryService], start: int, stop: int) -> list[float]:
+    """Memories start..stop-1 through remember_many, BATCH at a time, the batches dealt in turn to each
+    of `memories` (meaning on, keywords alone); items per second of each."""
+    spent = [0.0] * len(memories)
     items = dataset.memories(stop, start=start)
-    for _ in range(start, stop, BATCH):
-        await remember(memory, list(itertools.islice(items, BATCH)))
-    return (stop - start) / (time.perf_counter() - started)
+    for at in range(start, stop, BATCH):
+        side = (at // BATCH) % len(memories)
+        started = time.perf_counter()
+        await remember(memories[side], list(itertools.islice(items, BATCH)))
+        spent[side] += time.perf_counter() - started
+    share = (stop - start) / len(memories)
+    return [share / seconds for seconds in spent]
 
 
 async def ingest_side_by_side(
@@ -160,10 +174,18 @@ async def ingest_side_by_side(
 
 
 async def recall_latency(
-    recorder: Recorder, memory: MemoryService, driver: neo4j.AsyncDriver, url: str, queries: list[str]
+    recorder: Recorder,
+    memory: MemoryService,
+    driver: neo4j.AsyncDriver,
+    url: str,
+    queries: list[str],
+    keywords_only: MemoryService | None = None,
 ) -> dict[str, Any]:
-    """Per query, alternately: the service layer, the raw replay of its statements, then MCP."""
+    """Per query, alternately: the service layer, the raw replay of its statements (each timed, the
+    vector leg apart), the service with keywords alone (when given), then MCP."""
     service, raw, mcp, returned = [], [], [], []
+    off: list[float] = []
+    statements: dict[str, list[float]] = {}
     async with Client(f"{url}/mcp") as client:
         for n, query in enumerate(queries[:WARMUP] + queries):
             warm = n < WARMUP
@@ -172,10 +194,19 @@ async def recall_latency(
             result = await memory.recall(RecallInput(query=query, graph=GRAPH))
             elapsed = time.perf_counter() - started
             calls = list(recorder.calls)
-            started = time.perf_counter()
-            for text, params in calls:
+            raw_elapsed = 0.0
+            for name, text, params in calls:
+                started = time.perf_counter()
                 await driver.execute_query(text, params, routing_=neo4j.RoutingControl.READ)
-            raw_elapsed = time.perf_counter() - started
+                took = time.perf_counter() - started
+                raw_elapsed += took
+                if not warm:
+                    statements.setdefault(name, []).append(took)
+            if keywords_only is not None:
+                started = time.perf_counter()
+                await keywords_only.recall(RecallInput(query=query, graph=GRAPH))
+                if not warm:
+                    off.append(time.perf_counter() - started)
             started = time.perf_counter()
             reply = await client.call_tool("recall", {"query": query, "graph": GRAPH})
             mcp_elapsed = time.perf_counter() - started
@@ -189,10 +220,71 @@ async def recall_latency(
         "service": summary(service),
         "mcp": summary(mcp),
         "raw": summary(raw),
+        **({"keywords_only": summary(off)} if off else {}),
+        "statements": {name: summary(times) for name, times in sorted(statements.items())},
         "mean_memories": round(sum(r[0] for r in returned) / len(returned), 1),
         "mean_context_nodes": round(sum(r[1] for r in returned) / len(returned), 1),
         "mean_statements": round(sum(r[2] for r in returned) / len(returned), 1),
     }
+
+
+async def tenant_view(memory: MemoryService, embeddings: EmbeddingService) -> list[dict[str, Any]]:
+    """The tenant graph's nearest TENANT_NEAREST memories and recall top 10 (ids and scores) for each
+    of its queries."""
+    views = []
+    for query in dataset.queries(TENANT_QUERIES, TENANT_SIZE, memory_seed=TENANT_SEED):
+        vector = embeddings.encode_query(query)
+        assert vector is not None
+        nearest = await embeddings.nearest(TENANT, await vector, TENANT_NEAREST)
+        top = await memory.recall(RecallInput(query=query, graph=TENANT))
+        views.append(
+            {"nearest": [r["id"] for r in nearest], "top10": [[m.id, m.score] for m in top.memories]}
+        )
+    return views
+
+
+async def remember_idle_and_busy(memory: MemoryService, embeddings: EmbeddingService) -> dict[str, Any]:
+    """remember p50, one memory a call, with the embedding worker idle and busy in turn (BUSY_ROUNDS
+    rounds of BUSY_EACH each), the worker encoding a backlog of BUSY_BACKLOG memories with the real
+    model meanwhile (as the server runs it: one low-priority thread)."""
+    graph = GRAPH + "-busy"
+    backlog = dataset.memories(BUSY_BACKLOG, seed=17)
+    for _ in range(BUSY_BACKLOG // BATCH):
+        await remember(memory, list(itertools.islice(backlog, BATCH)), graph)
+    items = dataset.memories(2 * BUSY_ROUNDS * BUSY_EACH, seed=19)
+    idle: list[float] = []
+    busy: list[float] = []
+    embedded = 0
+    running, paused = asyncio.Event(), asyncio.Event()
+
+    async def work() -> None:  # the server's worker loop, paused between batches while idle is timed
+        nonlocal embedded
+        while True:
+            if not running.is_set():
+                paused.set()
+                await running.wait()
+                paused.clear()
+            embedded += await embeddings.embed_pending()
+
+    worker = asyncio.create_task(work())
+    try:
+        for _ in range(BUSY_ROUNDS):
+            for times in (idle, busy):
+                if times is busy:
+                    running.set()
+                    await asyncio.sleep(0.5)  # encoding by the first remember
+                else:
+                    running.clear()
+                    await paused.wait()  # its batch done
+                for item in itertools.islice(items, BUSY_EACH):
+                    started = time.perf_counter()
+                    await memory.remember(RememberInput(**item, graph=graph))
+                    times.append(time.perf_counter() - started)
+    finally:
+        worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker
+    return {"idle": summary(idle), "busy": summary(busy), "embedded_meanwhile": embedded}
 
 
 async def profile(memory: MemoryService, queries: list[str]) -> str | None:
@@ -255,6 +347,7 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
     recorder = Recorder(services.store)
     embeddings = EmbeddingService(recorder, MiniLM.load(), "ok") if args.embeddings else None  # type: ignore[arg-type]
     memory = MemoryService(recorder, embeddings=embeddings)  # type: ignore[arg-type]
+    keywords_only = MemoryService(recorder) if embeddings else None  # type: ignore[arg-type]
     neo = settings.neo4j
     driver = neo4j.AsyncGraphDatabase.driver(
         neo.uri, auth=(neo.user, neo.password.get_secret_value()), notifications_min_severity="OFF"
@@ -263,7 +356,15 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
         server = (
             await driver.execute_query("CALL dbms.components() YIELD versions RETURN versions[0] AS v")
         ).records
-        await forget_graph(driver, GRAPH)
+        for graph in (GRAPH, TENANT, GRAPH + "-busy"):
+            await forget_graph(driver, graph)
+        tenant: list[dict[str, Any]] | None = None
+        if embeddings is not None:
+            await remember(memory, list(dataset.memories(TENANT_SIZE, seed=TENANT_SEED)), TENANT)
+            while await embeddings.embed_pending():  # the tenant's vectors by the model; the rest random
+                pass
+            await fold(services.store, TENANT)
+            tenant = await tenant_view(memory, embeddings)
         results: dict[str, Any] = {
             "machine": {
                 "cpus": os.cpu_count(),
@@ -291,29 +392,48 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
             "peer": peer,
         }
         print(f"first {sizes[0]:,} ingested side by side: {results['ingest_side_by_side']}", file=sys.stderr)
-        with served(settings) as url:
-            have = sizes[0]
-            for n in sizes:
-                rate = (
-                    await ingest(memory, have, n) if n > have else results["ingest_side_by_side"]["graphsvc"]
+        have = sizes[0]
+        for n in sizes:
+            sides = [memory, keywords_only] if keywords_only else [memory]
+            rates = await ingest(sides, have, n) if n > have else [results["ingest_side_by_side"]["graphsvc"]]
+            print(f"{n:,} memories: ingest {rates} items/s", file=sys.stderr)
+            row: dict[str, Any] = {"ingest_items_per_s": round(rates[0], 1)}
+            if len(rates) > 1:
+                row["ingest_keywords_only_items_per_s"] = round(rates[1], 1)
+            if embeddings is not None:
+                await embeddings.backfill()  # the batches remembered with keywords alone
+                stored = await random_vectors(services.store, MiniLM.dimensions, seed=n)
+                print(f"{n:,} memories: {stored:,} random vectors stored", file=sys.stderr)
+            await fold(services.store, GRAPH)
+            have = n
+            with served(settings) as url:  # started here: its worker finds no backlog to encode
+                row["recall"] = await recall_latency(
+                    recorder, memory, driver, url, dataset.queries(args.queries, n), keywords_only
                 )
-                print(f"{n:,} memories: ingest {rate:,.0f} items/s", file=sys.stderr)
-                if embeddings is not None:
-                    stored = await random_vectors(services.store, MiniLM.dimensions, seed=n)
-                    print(f"{n:,} memories: {stored:,} random vectors stored", file=sys.stderr)
-                have = n
-                latency = await recall_latency(
-                    recorder, memory, driver, url, dataset.queries(args.queries, n)
-                )
-                results["sizes"][str(n)] = {"ingest_items_per_s": round(rate, 1), "recall": latency}
-                print(f"{n:,} memories: {json.dumps(latency)}", file=sys.stderr)
+            if embeddings is not None and tenant is not None:
+                now = await tenant_view(memory, embeddings)
+                row["tenant"] = {
+                    "queries": len(now),
+                    "nearest_identical": sum(
+                        a["nearest"] == b["nearest"] for a, b in zip(tenant, now, strict=True)
+                    ),
+                    "top10_identical": sum(
+                        a["top10"] == b["top10"] for a, b in zip(tenant, now, strict=True)
+                    ),
+                }
+            results["sizes"][str(n)] = row
+            print(f"{n:,} memories: {json.dumps(row)}", file=sys.stderr)
+        if embeddings is not None:
+            results["remember_worker"] = await remember_idle_and_busy(memory, embeddings)
+            print(f"remember, worker idle/busy: {results['remember_worker']}", file=sys.stderr)
         text = await profile(memory, dataset.queries(100, sizes[-1], seed=5))
         if text:
             (
                 RESULTS / ("profile-recall-embeddings.txt" if args.embeddings else "profile-recall.txt")
             ).write_text(text)
         if os.environ.get("GRAPHSVC_NEO4J_URI"):
-            await forget_graph(driver, GRAPH)
+            for graph in (GRAPH, TENANT, GRAPH + "-busy"):
+                await forget_graph(driver, graph)
         return results
     finally:
         await driver.close()
@@ -350,6 +470,35 @@ def table(results: dict[str, Any]) -> str:
         f"graphsvc {first:,.0f} items/s, raw UNWIND {raw:,.0f} ({first / raw:.2f}x)"
         + (f", peer {peer_ingest[0]} ({first / peer_ingest[0]:.0f}x)" if peer_ingest else "")
     )
+    return "\n".join(lines)
+
+
+def meaning_table(results: dict[str, Any]) -> str:
+    """Meaning on beside keywords alone and the raw driver (runs with --embeddings)."""
+    lines = [
+        "| memories | on p50 / p95 | keywords alone p50 / p95 | on - alone p50 | raw (on's statements) p50 "
+        "| on / raw p50 | vector leg p50 / p95 | ingest on / alone items/s | tenant: nearest 20, top 10 same |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n, row in results["sizes"].items():
+        r = row["recall"]
+        on, off, raw = r["service"], r["keywords_only"], r["raw"]
+        leg = r["statements"].get("embed/nearest", {"p50_ms": "-", "p95_ms": "-"})
+        tenant = row.get("tenant", {})
+        lines.append(
+            f"| {int(n):,} | {on['p50_ms']} / {on['p95_ms']} ms | {off['p50_ms']} / {off['p95_ms']} ms "
+            f"| {on['p50_ms'] - off['p50_ms']:+.1f} ms | {raw['p50_ms']} ms | {on['p50_ms'] / raw['p50_ms']:.2f}x "
+            f"| {leg['p50_ms']} / {leg['p95_ms']} ms "
+            f"| {row['ingest_items_per_s']:,.0f} / {row.get('ingest_keywords_only_items_per_s', '-')} "
+            f"| {tenant.get('nearest_identical', '-')}, {tenant.get('top10_identical', '-')} "
+            f"of {tenant.get('queries', '-')} |"
+        )
+    if worker := results.get("remember_worker"):
+        idle, busy = worker["idle"]["p50_ms"], worker["busy"]["p50_ms"]
+        lines.append(
+            f"\nremember p50, embedding worker idle / busy: {idle} / {busy} ms ({busy / idle - 1:+.0%}; "
+            f"{worker['embedded_meanwhile']} memories embedded meanwhile)"
+        )
     return "\n".join(lines)
 
 
@@ -411,6 +560,8 @@ def main() -> None:
         saved.write_text(json.dumps(results, indent=2) + "\n")
     results = json.loads(saved.read_text())
     print(table(results))
+    if any("keywords_only" in row["recall"] for row in results["sizes"].values()):
+        print(meaning_table(results))
     if plot(results, saved.with_suffix(".png")):
         print(f"plot: {saved.with_suffix('.png')}")
 

@@ -7,9 +7,10 @@ stores the vectors, so remember never waits for the model. Claims are per memory
 worker that dies mid-batch leaves claims that lapse and are taken again. Until it is embedded, a memory
 is found by keywords as before.
 
-At recall, `EmbeddingService.semantic` returns the graph's memories nearest to the query (seeds for the walk, like
-keyword hits) and each candidate's cosine to it and its window neighbours' best (a turn is found through the turns
-around it, as the keyword window does); services/ranking.py and services/fusion.py weigh them (README: *Recall*);
+At recall, `EmbeddingService.nearest` returns the graph's memories nearest to the query (seeds for the walk,
+like keyword hits; run beside the keyword hits) and `similarities` each candidate's cosine to it and its
+window neighbours' best (a turn is found through the turns around it, as the keyword window does; run
+beside the walk); services/ranking.py and services/fusion.py weigh them (README: *Recall*);
 bench/README.md the figures.
 
 The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
@@ -32,12 +33,11 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Reader, Row, Store
-from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, cosines
+from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
 
 BATCH = 64  # memories a worker claims and encodes at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
@@ -57,17 +57,6 @@ class Encoder(Protocol):
     model: str  # names the model file (its sha256 prefix): stored with each vector
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
-
-
-@dataclass
-class Semantic:
-    """What the embeddings add to one recall: seed rows for the walk, and each candidate's cosines to
-    the query: its own and its nearest window neighbour's (None: not embedded; services/fusion.py)."""
-
-    seeds: list[Row] = field(default_factory=list[Row])
-    cosines: dict[str, tuple[float | None, float | None]] = field(
-        default_factory=dict[str, tuple[float | None, float | None]]
-    )
 
 
 class EmbeddingService:
@@ -171,15 +160,14 @@ class EmbeddingService:
         encoder, text = self._encoder, meaning_of(query)
         return asyncio.ensure_future(asyncio.to_thread(lambda: encoder.encode([text])[0]))
 
-    async def semantic(self, graph: str, vector: list[float], hit_ids: Sequence[str]) -> Semantic:
-        """The graph's SEMANTIC_SEEDS memories nearest to `vector`, and the similarity of those and
-        `hit_ids` (ranking.similarities)."""
-        seeds = await self.nearest(graph, vector, SEMANTIC_SEEDS)
-        ids = list(dict.fromkeys([*hit_ids, *(row["id"] for row in seeds)]))
-        rows = await self._store.run("embed/similarity", graph=graph, ids=ids, vector=vector, reach=WINDOW)
-        return Semantic(seeds=seeds, cosines=cosines(rows))
+    async def similarities(self, graph: str, vector: list[float], ids: Sequence[str]) -> Cosines:
+        """Each memory of `ids`: its own cosine to `vector` and its window neighbours' (ranking.cosines)."""
+        rows = await self._store.run(
+            "embed/similarity", graph=graph, ids=list(dict.fromkeys(ids)), vector=vector, reach=WINDOW
+        )
+        return cosines(rows)
 
-    async def nearest(self, graph: str, vector: list[float], limit: int) -> list[Row]:
+    async def nearest(self, graph: str, vector: list[float], limit: int = SEMANTIC_SEEDS) -> list[Row]:
         """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index."""
         return await self._store.run("embed/nearest", key=graph_key(graph), vector=vector, limit=limit)
 

@@ -48,6 +48,7 @@ OWN_TEXT_WEIGHT = 0.5  # the weight of BM25(own text) beside BM25(window) and BM
 FIELD_WEIGHTS = {"window": 1.0, "text": OWN_TEXT_WEIGHT, "tags": 1.0}  # as in keywords.lucene_query
 CANDIDATES = 100  # Lucene's top hits that recall rescores with the graph's own statistics
 KEYWORD_SEEDS = 50  # the best rescored hits: the keyword hits, hop 0
+SIMILAR_HITS = 30  # the best keyword hits whose cosines recall reads (bench/README.md: 50 gave the same R@10)
 SEMANTIC_SEEDS = 20  # the graph's memories nearest to the query that join recall's candidates
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)
 
@@ -98,7 +99,10 @@ class Hits:
         return self.attainable or (fusion.K1 + 1) * best
 
 
-def cosines(rows: Iterable[dict[str, Any]]) -> dict[str, tuple[float | None, float | None]]:
+Cosines = dict[str, tuple[float | None, float | None]]  # a memory's own cosine and its window's best
+
+
+def cosines(rows: Iterable[dict[str, Any]]) -> Cosines:
     """Each memory's own cosine to the query and its best window neighbour's (None: not embedded);
     rows (embed/similarity) hold Neo4j's scale, (1 + cos) / 2."""
     return {

@@ -8,6 +8,7 @@ among the context's nodes. Depends on a small store Protocol, not on the driver.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
@@ -16,14 +17,16 @@ from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult, ScoreParts
 from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services import fusion, timing
-from graphsvc.services.embeddings import EmbeddingService, Semantic
+from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.graph_walk import Node, Walk, detail, fetch_nodes, walk
 from graphsvc.services.keywords import keywords, lucene_query, named_in
-from graphsvc.services.ports import Reader
+from graphsvc.services.ports import Reader, Row
 from graphsvc.services.ranking import (
     CANDIDATES,
     FIELD_WEIGHTS,
     KEYWORD_SEEDS,
+    SIMILAR_HITS,
+    Cosines,
     Hits,
     by_score_then_order,
     evidence,
@@ -56,28 +59,31 @@ class RecallService:
         vector = self._embeddings.encode_query(req.query) if self._embeddings else None
         reading = await timing.read(self._store, req, self._clock())
         query = reading.keywords
-        lucene = lucene_query(req.graph, query) if query else None
-        hits = await self._keyword_hits(req.graph, lucene, query or "") if lucene is not None else Hits()
+        hits, nearest = await asyncio.gather(
+            self._keyword_hits(req.graph, query), self._nearest(req.graph, vector)
+        )
         text = hits.scores
         start += [Node.from_row(row, 0) for row in hits.rows]
-        semantic = await self._semantic(req.graph, vector, list(text))
-        start += [Node.from_row(row, 0) for row in semantic.seeds if row["id"] not in text]
+        start += [Node.from_row(row, 0) for row in nearest if row["id"] not in text]
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
-        context = await walk(
-            self._store,
-            req.graph,
-            start,
-            max_depth=2 * req.hops + 1,
-            cap=CONTEXT_NODE_CAP,
-            entities_only_after=2 * req.hops,
+        context, similar = await asyncio.gather(
+            walk(
+                self._store,
+                req.graph,
+                start,
+                max_depth=2 * req.hops + 1,
+                cap=CONTEXT_NODE_CAP,
+                entities_only_after=2 * req.hops,
+            ),
+            self._similarities(req.graph, vector, [row["id"] for row in hits.rows[:SIMILAR_HITS] + nearest]),
         )
         named = named_in(req.query or "", {n.id: n.text for n in context.nodes.values() if not n.is_memory})
         validity = await self._validity(req.graph, context)
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
         timely = timing.overlaps(reading.window, validity.values()) if reading.window else {}
-        seeds = {row["id"] for row in semantic.seeds}
-        found = evidence(context, hits, named, req.hops, seeds, semantic.cosines, keep, timely)
+        seeds = {row["id"] for row in nearest}
+        found = evidence(context, hits, named, req.hops, seeds, similar, keep, timely)
         best = ranked(found, list(text))[: req.limit]
         await detail(self._store, req.graph, [context.nodes[memory_id] for _, _, memory_id in best])
         memories = [
@@ -103,12 +109,13 @@ class RecallService:
             raise NotFound(f"no entity named {entity!r} in graph {graph!r}")
         return [Node.from_row(row, -1) for row in await fetch_nodes(self._store, graph, ids)]
 
-    async def _keyword_hits(self, graph: str, lucene: str, query: str) -> Hits:
+    async def _keyword_hits(self, graph: str, query: str | None) -> Hits:
         """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
         statistics (Lucene's as they are for a graph whose statistics are not counted yet), with the
-        query's attainable BM25 (0 without statistics)."""
-        terms = [term for word in keywords(query) for term in analyze(word)]
-        if not terms:  # stop words only: Lucene would match every memory of the graph by its graphKey
+        query's attainable BM25 (0 without statistics). None without keywords."""
+        lucene = lucene_query(graph, query) if query else None
+        terms = [term for word in keywords(query or "") for term in analyze(word)]
+        if lucene is None or not terms:  # stop words only: Lucene would match every memory by graphKey
             return Hits()
         [found] = await self._store.run(
             "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
@@ -131,13 +138,19 @@ class RecallService:
             rows.sort(key=by_score_then_order)
         return Hits(rows[:KEYWORD_SEEDS], attainable)
 
-    async def _semantic(
-        self, graph: str, vector: Awaitable[list[float]] | None, hit_ids: list[str]
-    ) -> Semantic:
-        """The embeddings' seeds and similarities (services/embeddings.py); none when they are off."""
+    async def _nearest(self, graph: str, vector: Awaitable[list[float]] | None) -> list[Row]:
+        """The graph's memories nearest to the query (services/embeddings.py); none when off."""
         if vector is None or self._embeddings is None:
-            return Semantic()
-        return await self._embeddings.semantic(graph, await vector, hit_ids)
+            return []
+        return await self._embeddings.nearest(graph, await vector)
+
+    async def _similarities(
+        self, graph: str, vector: Awaitable[list[float]] | None, ids: list[str]
+    ) -> Cosines:
+        """The candidates' cosines to the query (services/embeddings.py); none when off."""
+        if vector is None or self._embeddings is None:
+            return {}
+        return await self._embeddings.similarities(graph, await vector, ids)
 
     async def _validity(self, graph: str, context: Walk) -> dict[str, dict[str, Any]]:
         """memory/validity's row of each memory the walk reached."""
