@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import secrets
 import sys
@@ -74,7 +75,7 @@ def without_reading() -> None:
     """Recall as before time windows: the query whole, no window."""
 
     async def read(store: Any, req: RecallInput, now: Any) -> timing.Reading:
-        return timing.Reading(None, None, None, req.query)
+        return timing.Reading(None, None, None, req.query)  # nor asks when
 
     timing.read = read  # type: ignore[assignment]
 
@@ -93,7 +94,12 @@ def stripping_time_words() -> None:
 
 
 async def main_async(
-    samples: list[dict], settings: Any, weights: list[float], misses: bool = False, dates_only: bool = False
+    samples: list[dict],
+    settings: Any,
+    weights: list[float],
+    when_scores: list[float],
+    misses: bool = False,
+    dates_only: bool = False,
 ) -> None:
     settings.deadline_s = 300  # a cold server on a busy machine
     services = Services.build(settings)
@@ -103,13 +109,15 @@ async def main_async(
         for dates in (True,) if dates_only else (False, True):
             graph = f"locomo-time-{secrets.token_hex(3)}"
             graphs[dates] = (graph, await ingest(services.memory, samples, graph, dates))
+        while await services.embeddings.embed_pending():  # meaning on, as the service (no worker here)
+            pass
         names = ["all", *CATEGORIES.values(), "names a time", "names no time"]
         print(f"{'run':28}" + "".join(f"{n:>14}" for n in names))
-        for weight in weights:
-            ranking.TIME_WEIGHT = weight
+        for weight, when in itertools.product(weights, when_scores):
+            ranking.TIME_WEIGHT, timing.WHEN_SCORE = weight, when
             for dates, (graph, by_memory) in graphs.items():
                 got = await ask(services.memory, samples, graph, by_memory, misses and dates)
-                label = f"W {weight:g}, {'dates' if dates else 'no dates'}"
+                label = f"W {weight:g}, when {when:g}, {'dates' if dates else 'no dates'}"
                 print(f"{label:28}" + "".join(f"{got[n][0]:14.3f}" for n in names), flush=True)
         print(f"{'questions':28}" + "".join(f"{got[n][1]:14d}" for n in names))
     finally:
@@ -121,6 +129,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA if DATA.exists() else None)
     parser.add_argument("--conversations", default=DEV_HALF)
     parser.add_argument("--weights", default="1", help="time weights to try, comma-separated")
+    parser.add_argument(
+        "--when-scores", default=str(timing.WHEN_SCORE), help="time terms for 'when' questions"
+    )
+    parser.add_argument(
+        "--keep-relative", action="store_true", help="variant: relative time words stay in the keywords"
+    )
     parser.add_argument("--no-reading", action="store_true", help="recall as before time windows")
     parser.add_argument("--strip-time-words", action="store_true", help="variant: time words leave keywords")
     parser.add_argument("--misses", action="store_true", help="print the time-naming questions missed")
@@ -132,10 +146,12 @@ def main() -> None:
         without_reading()
     if args.strip_time_words:
         stripping_time_words()
+    timing.STRIP_RELATIVE = not args.keep_relative
     samples = chosen(json.loads(args.data.read_text()), args.conversations)
     with neo4j_settings() as settings:
         weights = [float(w) for w in args.weights.split(",")]
-        asyncio.run(main_async(samples, settings, weights, args.misses, args.dates_only))
+        when_scores = [float(w) for w in args.when_scores.split(",")]
+        asyncio.run(main_async(samples, settings, weights, when_scores, args.misses, args.dates_only))
 
 
 if __name__ == "__main__":

@@ -210,3 +210,29 @@ async def test_nothing_is_written_when_occurred_at_is_refused(memory: MemoryServ
     with pytest.raises(ValidationError):
         await memory.remember(RememberInput(text="x", occurredAt="2023-99", graph=graph))
     assert await count_nodes(memory._store, graph) == 0  # type: ignore[arg-type]
+
+
+async def test_yesterday_in_a_question_is_a_day_not_a_word_that_other_days_memories_share(
+    on_8_may: MemoryService, graph: str
+) -> None:
+    for day in ("2023-03-02", "2023-04-11", "2023-04-20"):
+        await on_8_may.remember(RememberInput(text="Yesterday I did the laundry", occurredAt=day, graph=graph))
+    cooked = await on_8_may.remember(
+        RememberInput(text="Cooked a risotto with Ann", occurredAt="2023-05-07", graph=graph)
+    )
+    result = await on_8_may.recall(RecallInput(query="what did I do yesterday", graph=graph))
+    assert [m.id for m in result.memories][:1] == [cooked.id]
+    assert result.window is not None and result.window.text == "yesterday"
+
+
+async def test_a_question_that_asks_when_ranks_first_the_memory_that_says_when(
+    memory: MemoryService, graph: str
+) -> None:
+    await memory.remember(RememberInput(text="Ann likes swimming in the lake a lot", graph=graph))
+    said = await memory.remember(
+        RememberInput(text="Ann went swimming in the lake last Friday", occurredAt="2023-05-08", graph=graph)
+    )
+    result = await memory.recall(RecallInput(query="When did Ann go swimming in the lake?", graph=graph))
+    assert [m.id for m in result.memories][:1] == [said.id]
+    assert result.memories[0].why is not None and result.memories[0].why.time > 0
+    assert "time" in result.memories[0].foundBy

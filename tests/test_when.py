@@ -10,6 +10,7 @@ import pytest
 from graphsvc.domain.when import (
     Reference,
     Span,
+    asks_when,
     mentions,
     parse_occurred,
     window_of,
@@ -250,3 +251,23 @@ def test_resolving_a_turn_costs_well_under_a_millisecond() -> None:
     for _ in range(rounds):
         mentions(text, MONDAY)
     assert (time.perf_counter() - started) / rounds < 0.002
+
+
+def test_relative_expressions_are_told_from_absolute_ones() -> None:
+    said = MONDAY
+    text = "yesterday, last Friday, two weeks ago, this month, in June, 7 May 2023, 2022"
+    assert [(m.text, m.relative) for m in mentions(text, said)] == [
+        ("yesterday", True),
+        ("last Friday", True),
+        ("two weeks ago", True),
+        ("this month", True),
+        ("in June", False),
+        ("7 May 2023", False),
+        ("2022", False),
+    ]
+
+
+def test_a_question_that_asks_for_a_time_is_recognised() -> None:
+    asked = ["When did Ann move?", "what year was it", "How long ago did we meet", "Which month?"]
+    assert all(asks_when(q) for q in asked)
+    assert not any(asks_when(q) for q in ["Where did Ann move?", "What did we do when it rained?"])

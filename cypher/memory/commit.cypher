@@ -12,7 +12,8 @@
 // later, off this path (services/term_fold.py): 176 counters to lock and update for a round of 8
 // memories were a third of its time. Entities come first and relations last, so an item may relate
 // entities that another item introduces. A new memory is :Pending until a batch seals it (see
-// anchor/seal). Forget uses the same statement for windows and statistics.
+// anchor/seal), and :Unembedded when the embeddings are on (`unembedded`: the worker embeds it,
+// embed/claim). Forget uses the same statement for windows and statistics.
 CALL () {
   UNWIND $states AS state
   MATCH (s:GraphState {name: state.graph})
@@ -29,6 +30,7 @@ CALL () {
   UNWIND $memories AS item
   CREATE (m:Memory:Pending {graph: item.graph})
   SET m += item.memory
+  FOREACH (_ IN CASE WHEN item.unembedded THEN [1] ELSE [] END | SET m:Unembedded)
   WITH m, item
   CALL (m, item) {
     UNWIND item.entities AS ent

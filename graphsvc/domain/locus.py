@@ -26,6 +26,8 @@ from graphsvc.domain.models import (
     ContractOutput,
     Graph,
     Query,
+    ScoreParts,
+    Signal,
     has_words,
 )
 from graphsvc.domain.when import Occurred
@@ -178,6 +180,10 @@ class RetrievedMemory(ContractOutput):
     timestamp: str | None
     id: str | None = None
     context_ids: list[str] | None = None
+    why: ScoreParts | None = Field(default=None, description="The score's parts, as recall gives them")
+    found_by: list[Signal] = Field(
+        default_factory=list[Signal], description="The signals that found it, as recall's foundBy"
+    )
 
 
 class RetrieveResult(ContractOutput):

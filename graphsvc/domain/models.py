@@ -509,6 +509,9 @@ class ScoreParts(ContractOutput):
     named: bool = Field(description="It mentions an entity the query names")
 
 
+Signal = Literal["keyword", "meaning", "time", "walk"]
+
+
 class RecalledMemory(ContractOutput):
     id: str
     text: str
@@ -518,10 +521,11 @@ class RecalledMemory(ContractOutput):
     tags: list[str]
     # Recall fills both; a memory built without them keeps the seed's exact shape.
     why: ScoreParts | None = Field(default=None, exclude_if=lambda v: v is None)
-    foundBy: list[Literal["keyword", "meaning", "time", "walk"]] = Field(
-        default_factory=list[Literal["keyword", "meaning", "time", "walk"]],
+    foundBy: list[Signal] = Field(
+        default_factory=list[Signal],
         exclude_if=lambda v: not v,
-        description="The signals that found it: keyword hit, nearest in meaning, reached by the graph walk",
+        description="The signals that found it: keyword hit, nearest in meaning, in the time window read "
+        "(or, for a question that asks when, stating a time), reached by the graph walk",
     )
     # Only for memories that carry them: a plain memory keeps the seed's exact shape.
     validFrom: str | None = Field(default=None, exclude_if=lambda v: v is None)

@@ -192,6 +192,7 @@ class Language:
     before: str
     after: str
     month_prepositions: str  # what must precede a month named alone ("in", "during")
+    asks_when: str  # how a question that asks for a time begins
     lowercase_not_month: frozenset[str] = field(default_factory=frozenset[str])  # "may" the verb
 
 
@@ -287,6 +288,7 @@ ENGLISH = Language(
     before=r"before|prior\s+to",
     after=r"after",
     month_prepositions=r"in|during|since|until|till|by|through|early|late|mid|of",
+    asks_when=r"when|since\s+when|how\s+long\s+ago|(?:what|which)\s+(?:year|month|day|date|week|time)",
     lowercase_not_month=frozenset({"may"}),
 )
 
@@ -311,12 +313,15 @@ class Reference:
 
 @dataclass(frozen=True)
 class Mention:
-    """A time expression of a text: where it is (`start`, `end`: character offsets) and its span."""
+    """A time expression of a text: where it is (`start`, `end`: character offsets), its span, and
+    whether it is relative (to when it was said: "yesterday", "last week", "two days ago", "on Friday")
+    rather than absolute ("June", "2023", "7 May")."""
 
     start: int
     end: int
     text: str
     span: Span
+    relative: bool = False
 
 
 def _alt(words: Sequence[str]) -> str:
@@ -329,6 +334,7 @@ class _Grammar:
     rules: list[tuple[re.Pattern[str], Callable[[_Grammar, re.Match[str], Reference], Span | None]]]
     offset: re.Pattern[str]  # "the week before" in front of another expression
     trigger: re.Pattern[str]  # a word or digit without which no rule can match: most texts stop here
+    asks_when: re.Pattern[str]
 
 
 def _grammar(lang: Language) -> _Grammar:
@@ -357,7 +363,10 @@ def _grammar(lang: Language) -> _Grammar:
     )
     words = [*lang.months, *lang.weekdays, *lang.units, *(w.split()[-1] for w in lang.relative_days)]
     trigger = re.compile(rf"\d|\b(?:{_alt(words)})\b", re.IGNORECASE)
-    return _Grammar(lang, [(re.compile(p, re.IGNORECASE), rule) for p, rule in patterns], offset, trigger)
+    asks = re.compile(rf"\W*(?:{lang.asks_when})\b", re.IGNORECASE)
+    return _Grammar(
+        lang, [(re.compile(p, re.IGNORECASE), rule) for p, rule in patterns], offset, trigger, asks
+    )
 
 
 # ---- the rules: a match and a reference to a span ------------------------------------------------
@@ -576,8 +585,17 @@ def mentions(text: str, reference: Reference, language: Language = ENGLISH) -> l
         for m in pattern.finditer(text):
             span = rule(g, m, reference)
             if span is not None:
-                found.append(Mention(m.start(), m.end(), m.group(0), span))
+                relative = rule in _RELATIVE or any(m.groupdict().get(k) for k in ("last", "this", "next"))
+                found.append(Mention(m.start(), m.end(), m.group(0), span, relative))
     return _longest([_with_offset(g, text, m) for m in _longest(found)])
+
+
+_RELATIVE = frozenset({_relative_day, _relative_unit, _weekday, _ago})
+
+
+def asks_when(question: str, language: Language = ENGLISH) -> bool:
+    """Whether a question asks for a time ("When did …", "What year …", "How long ago …")."""
+    return _grammar_of(language).asks_when.match(question) is not None
 
 
 def _longest(found: list[Mention]) -> list[Mention]:
@@ -595,7 +613,7 @@ def _with_offset(g: _Grammar, text: str, mention: Mention) -> Mention:
     span = _shifted(g, prefix, mention.span)
     if span is None:
         return mention
-    return Mention(prefix.start(), mention.end, text[prefix.start() : mention.end], span)
+    return Mention(prefix.start(), mention.end, text[prefix.start() : mention.end], span, mention.relative)
 
 
 def window_of(found: Sequence[Mention]) -> Span | None:

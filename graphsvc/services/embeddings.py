@@ -1,6 +1,6 @@
 """Recall's semantic signal: memories embedded off the write path, and their similarity to a query.
 
-A remember only marks its memories `:Unembedded` (in its own transaction); a background worker
+A remember only marks its memories `:Unembedded` (in its own statement, memory/commit); a background worker
 (`embed_pending`, run by app.py like automatic anchoring) claims batches of them, encodes them and
 stores the vectors, so remember never waits for the model. Claims are per memory with a lease
 (embed/claim.cypher): several replicas share the backlog, none embeds a memory another holds, and a
@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
 from graphsvc.services.keywords import graph_key
-from graphsvc.services.ports import Reader, Row, Store
+from graphsvc.services.ports import Row, Store
 from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
 
 BATCH = 64  # memories a worker claims and encodes at once
@@ -73,11 +73,6 @@ class EmbeddingService:
         return self._encoder is not None and self.status == "ok"
 
     # ---- the write side -------------------------------------------------------------------------
-
-    async def mark_pending(self, tx: Reader, graph: str, ids: list[str]) -> None:
-        """Inside a remember's transaction: its new memories wait for the worker."""
-        if self.on:
-            await tx.run("embed/mark_pending", graph=graph, ids=ids)
 
     async def start(self) -> None:
         """Start-up: a vector index of other dimensions than the model's turns embeddings off (logged,

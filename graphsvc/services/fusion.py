@@ -23,7 +23,8 @@ depends on the best candidate, so a weak best hit is not promoted to a full matc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+
+from graphsvc.domain.models import Signal
 
 K1 = 1.2  # BM25's term saturation (services/term_stats.py scores with it)
 KEYWORD_WEIGHT = 4.0
@@ -33,8 +34,6 @@ SPREAD = 0.7  # a memory's closeness is at least SPREAD · its nearest window ne
 FLOOR = 0.2  # a cosine at or below it adds no meaning
 CEILING = 0.55  # a cosine at or above it is a full match of meaning
 TIME_WEIGHT = 1.0  # a memory's time overlap with the window a query names (bench/README.md, Time)
-
-Signal = Literal["keyword", "meaning", "time", "walk"]
 
 
 @dataclass(frozen=True)

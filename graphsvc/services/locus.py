@@ -111,6 +111,8 @@ class LocusService:
                         timestamp=fact.get("timestamp"),
                         id=memory.id if req.include_ids else None,
                         context_ids=sorted(contexts) if req.include_ids else None,
+                        why=memory.why,
+                        found_by=memory.foundBy,
                     )
                 )
         return RetrieveResult(memories=found[: req.limit], total=len(found))

@@ -81,7 +81,7 @@ class RecallService:
         validity = await self._validity(req.graph, context)
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        timely = timing.overlaps(reading.window, validity.values()) if reading.window else {}
+        timely = timing.term(reading, validity.values())
         seeds = {row["id"] for row in nearest}
         found = evidence(context, hits, named, req.hops, seeds, similar, keep, timely)
         best = ranked(found, list(text))[: req.limit]

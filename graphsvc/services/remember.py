@@ -160,10 +160,10 @@ class RememberService:
             commit.count(
                 graph, [c for d in mine for c in fields_of(d.req.text, window[d.id], d.tags, 1)] + replaced
             )
+        if self._embeddings is not None and self._embeddings.on:  # they wait for the worker
+            for item in commit.memories:
+                item["unembedded"] = True
         await commit.run(tx)
-        if self._embeddings is not None:
-            for graph in sorted({d.graph for d in written}):
-                await self._embeddings.mark_pending(tx, graph, [d.id for d in written if d.graph == graph])
 
     async def forget(self, req: IdInput) -> ForgetResult:
         """Delete a memory; its neighbours' windows close the gap.

@@ -23,11 +23,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from graphsvc.domain.models import RecallInput, TimeWindow
-from graphsvc.domain.when import DAY_MS, Occurred, Reference, Span, mentions, window_of
+from graphsvc.domain.when import DAY_MS, Occurred, Reference, Span, asks_when, mentions, window_of, without
 from graphsvc.services.ports import Reader, Row
 
 TIME_SEEDS = 50  # memories of the window that join the candidates without a keyword hit
 REACH_MS = 366 * DAY_MS  # a memory whose times end later than this after the window: keywords only
+WHEN_SCORE = 0.5  # the time term of a memory that mentions a time, for a question that asks when
+STRIP_RELATIVE = True  # the query's relative time expressions leave its keywords
 
 
 def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> dict[str, Any]:
@@ -59,6 +61,7 @@ class Reading:
     source: Literal["query", "explicit"] | None
     text: str | None
     keywords: str | None
+    asks_when: bool = False
 
     def shown(self) -> TimeWindow | None:
         """The window as the recall answer shows it."""
@@ -70,15 +73,18 @@ class Reading:
 async def read(store: Reader, req: RecallInput, now: datetime) -> Reading:
     """Read `req`'s window: from/to, else the query's time expressions against asOf (else `now`)."""
     query = req.query
+    when = asks_when(query or "")
     if req.window is not None:
-        return Reading(req.window, "explicit", None, query)
+        return Reading(req.window, "explicit", None, query, when)
     reference = Occurred.at(req.asOf or now)
     found = mentions(query, Reference.of(reference)) if query else []
     if found:  # read again within the graph's own time extent (a month or day without a year)
         found = mentions(query or "", Reference.of(reference, await _extent(store, req.graph)))
     window = window_of(found)
     text = ", ".join(m.text for m in found) or None
-    return Reading(window, "query" if window else None, text, query)
+    if STRIP_RELATIVE:
+        query = without(query or "", [m for m in found if m.relative]) if found else query
+    return Reading(window, "query" if window else None, text, query, when)
 
 
 async def _extent(store: Reader, graph: str) -> Span | None:
@@ -95,6 +101,18 @@ async def seeds(store: Reader, graph: str, window: Span) -> list[Row]:
         reach=REACH_MS,
         **{"from": window.start, "to": window.end},
     )
+
+
+def term(reading: Reading, rows: Iterable[Row]) -> dict[str, float]:
+    """Each memory's time term before its weight: its overlap with the window (`overlaps`), and for a
+    question that asks when, WHEN_SCORE at least for a memory that mentions a time."""
+    rows = list(rows)
+    scores = overlaps(reading.window, rows) if reading.window else {}
+    if reading.asks_when:
+        for row in rows:
+            if row.get("mentionFrom"):
+                scores[row["id"]] = max(WHEN_SCORE, scores.get(row["id"], 0.0))
+    return scores
 
 
 def overlaps(window: Span, rows: Iterable[Row]) -> dict[str, float]:
