@@ -1,11 +1,12 @@
-"""Export a graph, import it into an empty graph, audit it against the chain alone: on a real Neo4j and
-a real local chain, with updates, forgets and several batches. Removing any batch or memory from the
+"""Export a graph, import it into an empty graph on a second, fresh Neo4j server, audit it against the
+chain alone: on real Neo4j servers and a real local chain, with updates, forgets and several batches. Removing any batch or memory from the
 export fails the audit and names it; a tampered export is refused by import, which writes nothing."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +21,57 @@ from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.export import Exporter
 from graphsvc.services.import_export import ExportImporter, ExportRejected
 from graphsvc.services.memory import MemoryService
-from graphsvc.store.graph import GraphStore
-from graphsvc.verifier import Rpc
-from tests.conftest import count_nodes, free_port
+from graphsvc.store.graph import GraphStore, create_driver
+from graphsvc.verifier import Rpc, verify_bundle
+from tests.conftest import TEST_DEADLINE_S, count_nodes, free_port, started_neo4j
 
 pytestmark = pytest.mark.neo4j
 
 POOL, MON = {"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "MON"}
 
 
-@pytest.fixture
-async def anchoring(store: GraphStore, settings: Settings):
+def _contract(settings: Settings) -> AnchorContract:
     c = settings.chain
     assert c.rpc_url and c.private_key
-    chain = AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
+    return AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
+
+
+@pytest.fixture
+async def anchoring(store: GraphStore, settings: Settings):
+    chain = _contract(settings)
     yield AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5)
     await chain.close()
+
+
+@dataclass(frozen=True)
+class Server:
+    """A second graphsvc store: another Neo4j server, empty when the module starts."""
+
+    store: GraphStore
+    memory: MemoryService
+    anchoring: AnchoringService
+    source: str
+
+
+@pytest.fixture(scope="module")
+async def second(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> AsyncIterator[Server]:
+    """One more Neo4j server for the module (the same image as the session's), stopped after it."""
+    with started_neo4j(tmp_path_factory.mktemp("second-neo4j"), {}) as target:
+        driver = create_driver(target.uri, target.user, target.password, deadline_s=TEST_DEADLINE_S)
+        store = GraphStore(driver, "neo4j", deadline_s=TEST_DEADLINE_S)
+        await store.apply_schema()
+        chain, memory = _contract(settings), MemoryService(store)
+        try:
+            yield Server(
+                store,
+                memory,
+                AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5),
+                target.source,
+            )
+        finally:
+            await memory.close()
+            await chain.close()
+            await store.close()
 
 
 async def _fill(memory: MemoryService, anchoring: AnchoringService, graph: str) -> dict[str, Any]:
@@ -112,10 +148,22 @@ def _kinds(lines: list[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
         yield i, json.loads(line)
 
 
-async def test_an_export_imported_into_an_empty_graph_audits_and_verifies_against_the_same_roots(
+def _sent(settings: Settings) -> int:
+    """Transactions the service's key has sent on the chain (its nonce)."""
+    from eth_account import Account
+
+    from graphsvc.devstack.chain import DEV_PRIVATE_KEY
+
+    assert settings.chain.rpc_url
+    key = Account.from_key(DEV_PRIVATE_KEY).address
+    return int(str(Rpc(settings.chain.rpc_url)("eth_getTransactionCount", key, "latest")), 16)
+
+
+async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies_against_the_same_roots(
     store: GraphStore,
     memory: MemoryService,
     anchoring: AnchoringService,
+    second: Server,
     settings: Settings,
     graph: str,
     tmp_path: Path,
@@ -125,31 +173,45 @@ async def test_an_export_imported_into_an_empty_graph_audits_and_verifies_agains
     kinds = [json.loads(line)["type"] for line in lines]
     assert kinds.count("batch") == 3 and kinds.count("tombstone") == 1 and kinds.count("memory") == 6
     good = _audit(lines, settings)
-    print(audit.render(good))
+    print(f"\n{len(lines)} lines, {sum(map(len, lines)):,} bytes\n{audit.render(good)}")
     assert good.exit_code == 0, audit.render(good)
     assert good.rpc_calls == 2 + 1 + 3  # chain id, code; lastRootOf; one linkOf per batch
 
-    await _wipe(store, graph)
+    there = second.store
+    assert await count_nodes(there, graph) == 0  # another server: it has never seen the graph
     tampered = [line.replace(b"MON staking yields 7%", b"MON staking yields 9%") for line in lines]
     with pytest.raises(ExportRejected) as refused:
-        await _importer(store, settings, memory).run(_opener(tampered))
+        await _importer(there, settings, second.memory).run(_opener(tampered))
     assert {(f.rule, f.line) for f in refused.value.findings} >= {("hash", _line_of(lines, b"yields 7%"))}
-    assert await count_nodes(store, graph) == 0  # nothing written
+    assert await count_nodes(there, graph) == 0  # nothing written
 
-    done = await _importer(store, settings, memory).run(_opener(lines))
+    sent = _sent(settings)
+    done = await _importer(there, settings, second.memory).run(_opener(lines))
     assert (done.memories, done.tombstones, done.batches, done.resumed) == (6, 1, 3, False)
+    assert settings.chain.rpc_url
+    rpc = Rpc(settings.chain.rpc_url)
+    for memory_id in [*ids["anchored"], ids["forgotten"]]:
+        moved = await second.anchoring.bundle(IdInput(id=memory_id, graph=graph))
+        source = await anchoring.bundle(IdInput(id=memory_id, graph=graph))
+        assert moved == source  # the same envelope, hash, proof, root and anchor
+        report = verify_bundle(moved, rpc)  # what `graphsvc verify-bundle` checks, on the chain alone
+        assert report.verified, [c for c in report.checks if c.ok is False]
+        assert report.forgotten == (memory_id == ids["forgotten"])
     for memory_id in ids["anchored"]:
-        verified = await anchoring.verify(IdInput(id=memory_id, graph=graph))
+        verified = await second.anchoring.verify(IdInput(id=memory_id, graph=graph))
         assert verified.verified, verified.problem
-    assert not (await anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
-    again = await _export(store, settings, graph, tmp_path / "again.jsonl")
+    assert not (await second.anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
+    assert _sent(settings) == sent  # no new anchoring
+    again = await _export(there, settings, graph, tmp_path / "again.jsonl")
     assert _records(again) == _records(lines)  # the same graph, line for line (but its export time)
+    assert _audit(again, settings).exit_code == 0
 
     with pytest.raises(Conflict):  # no longer empty
-        await _importer(store, settings, memory).run(_opener(lines))
-    # the imported graph goes on: its next batch follows the imported ones on chain
-    assert (await anchoring.anchor_now(GraphInput(graph=graph))).status == "anchored"
-    after = await _export(store, settings, graph, tmp_path / "after.jsonl")
+        await _importer(there, settings, second.memory).run(_opener(lines))
+    # the moved graph goes on: its next batch follows the imported ones on chain
+    await second.memory.remember(RememberInput(text="written on the second server", graph=graph))
+    assert (await second.anchoring.anchor_now(GraphInput(graph=graph))).status == "anchored"
+    after = await _export(there, settings, graph, tmp_path / "after.jsonl")
     assert _audit(after, settings).exit_code == 0
 
 
