@@ -407,3 +407,67 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     capsys.readouterr()
     assert settings.chain.rpc_url
     assert main(["audit", str(out), "--rpc", settings.chain.rpc_url]) == 0
+
+
+async def _writer_of(store: GraphStore, graph: str, memory_id: str) -> dict[str, Any]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g, id: $id}) RETURN m.writerToken AS token, m.writerClient AS client",
+        g=graph,
+        id=memory_id,
+        database_=store._database,
+    )
+    return records[0].data()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_memory_keeps_the_token_and_client_that_wrote_it_across_export_and_import(
+    mode: str,
+    secured_url: str,
+    store: GraphStore,
+    second: Server,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    import httpx
+    from mcp import Client
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.types import Implementation
+
+    from graphsvc.services.access import READ, WRITE, AccessService
+
+    secret, token = await AccessService(store, required=True).create(graph, [READ, WRITE])
+    headers = {"authorization": f"Bearer {secret}"}
+    me = Implementation(name="provenance-test", version="1.2.0")
+    written: dict[str, str] = {}
+    async with create_mcp_http_client(headers=headers) as http:
+        streamable = streamable_http_client(f"{secured_url}/mcp", http_client=http)
+        async with Client(streamable, client_info=me, mode=mode) as client:
+            result = await client.call_tool("remember", {"text": "written over streamable HTTP"})
+            assert result.structured_content is not None
+            written["streamable"] = result.structured_content["id"]
+    async with Client(sse_client(f"{secured_url}/sse", headers=headers), client_info=me) as client:
+        result = await client.call_tool("remember", {"text": "written over SSE"})
+        assert result.structured_content is not None
+        written["sse"] = result.structured_content["id"]
+    async with httpx.AsyncClient(base_url=secured_url, headers=headers) as rest:
+        answer = await rest.post("/v1/memories", json={"text": "written over REST", "graph": graph})
+        written["rest"] = answer.json()["id"]
+    found = {how: await _writer_of(store, graph, memory_id) for how, memory_id in written.items()}
+    assert found["sse"] == {"token": token.id, "client": "provenance-test/1.2.0"}
+    assert found["rest"] == {"token": token.id, "client": None}  # REST: the token only
+    # streamable HTTP is stateless here: a handshake-era client's call carries no clientInfo (its
+    # initialize went in another request); the 2026-07-28 protocol puts it in every request
+    expected = "provenance-test/1.2.0" if mode == "auto" else None
+    assert found["streamable"] == {"token": token.id, "client": expected}
+    assert secret.split("_")[-1] not in json.dumps(found)  # its id, never its secret
+
+    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    props = {r["id"]: r["props"] for r in map(json.loads, lines) if r["type"] == "memory"}
+    assert props[written["sse"]]["writerToken"] == token.id
+    assert props[written["sse"]]["writerClient"] == "provenance-test/1.2.0"
+    await _importer(second.store, settings, second.memory).run(_opener(lines))
+    for how, memory_id in written.items():
+        assert await _writer_of(second.store, graph, memory_id) == found[how]
