@@ -465,7 +465,9 @@ async def test_a_memory_keeps_the_token_and_client_that_wrote_it_across_export_a
     assert secret.split("_")[-1] not in json.dumps(found)  # its id, never its secret
 
     lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
-    props = {r["id"]: r["props"] for r in map(json.loads, lines) if r["type"] == "memory"}
+    memories = {r["id"]: r for r in map(json.loads, lines) if r["type"] == "memory"}
+    props = {memory_id: r["props"] for memory_id, r in memories.items()}
+    assert all(token.id not in json.dumps(r["envelope"]) for r in memories.values())  # not hashed
     assert props[written["sse"]]["writerToken"] == token.id
     assert props[written["sse"]]["writerClient"] == "provenance-test/1.2.0"
     await _importer(second.store, settings, second.memory).run(_opener(lines))
