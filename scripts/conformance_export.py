@@ -8,6 +8,8 @@ anvil can replay: its batches were anchored at wall-clock times by transactions 
 So scripts/conformance.py anchors the same roots (the same graph tag, previous roots, leaf counts and
 batch numbers) in chain.json with transactions signed ahead, and `rebase` writes those transactions,
 blocks and times into the batch lines (the header's export time after them, the trailer sealed again).
+The committed file is its own base: `make` rewrites only those lines, so running it again changes
+nothing; to start from another export, put it in its place and run `scripts/conformance.py make`.
 
 Every damaged case is that file changed the way a forger would: lines edited, removed, repeated or
 swapped, and (except where the point is a broken file) the trailer sealed again so that its digest
