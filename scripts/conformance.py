@@ -10,13 +10,16 @@ hashes, and the committed bundles verify against it. Replaying takes plain JSON-
 `evm_setNextBlockTimestamp` then `eth_sendRawTransaction` (or `evm_mine`) for each step, in order.
 
 `make` writes chain.json, one JSON file per case and cases.json (the manifest): name, file, what lies,
-the verdict, the check expected to fail and the exit code of `graphsvc verify-bundle`.
+the verdict, the check expected to fail and the exit code of `graphsvc verify-bundle`. It writes the
+export cases for `graphsvc audit` too (export/, scripts/conformance_export.py): chain.json anchors
+the batches of the genuine export, export/pass-export.jsonl, on a graph tag of their own.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import importlib.util
 import json
 import sys
 import tempfile
@@ -25,6 +28,7 @@ import unicodedata
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from eth_abi.abi import encode
@@ -48,6 +52,18 @@ REVERTER = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"  # its second: code that
 REVERTER_INIT = "0x6005600c60003960056000f360006000fd"  # copies and returns `PUSH1 0 PUSH1 0 REVERT`
 GRAPH = "conformance"
 Bundle = dict[str, Any]
+
+
+def _sibling(name: str) -> ModuleType:
+    """A module of scripts/ (this file is run as a script or loaded by path, never imported)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+exports = _sibling("conformance_export")
 
 
 # ---- the memories and their batches ------------------------------------------------------------------
@@ -131,10 +147,10 @@ def _sign(nonce: int, to: str | None, data: str, gas: int) -> dict[str, str]:
 GRAPH_TAG = keccak(text="graphsvc conformance graph")  # the corpus graph's tag on chain (chained roots)
 
 
-def _anchor_call(root: bytes, seq: int, leaves: int, prev: bytes = bytes(32)) -> str:
+def _anchor_call(root: bytes, seq: int, leaves: int, prev: bytes = bytes(32), tag: bytes = GRAPH_TAG) -> str:
     """`anchor(root, batchSeq, leafCount, graphTag, prevRoot)`: each root follows the graph's last."""
     selector = keccak(text="anchor(bytes32,uint64,uint32,bytes32,bytes32)")[:4]
-    args = encode(["bytes32", "uint64", "uint32", "bytes32", "bytes32"], [root, seq, leaves, GRAPH_TAG, prev])
+    args = encode(["bytes32", "uint64", "uint32", "bytes32", "bytes32"], [root, seq, leaves, tag, prev])
     return "0x" + (selector + args).hex()
 
 
@@ -165,13 +181,14 @@ def plan() -> tuple[dict[str, Any], dict[str, Any]]:
         ("wrongleaf", _sign(3, ANCHOR, _anchor_call(wrong.root, 2, 2, batch.root), 300_000)),
         # AlreadyAnchored: reverts
         ("reverted", _sign(4, ANCHOR, _anchor_call(batch.root, 1, 4, wrong.root), 300_000)),
+        *_export_txs(5),
     ]
     steps: list[dict[str, Any]] = []
     for name, tx in txs:
         steps.append({"block": len(steps) + 1, "timestamp": START + STEP_S * len(steps), "tx": name, **tx})
     for _ in range(FINALITY_BLOCKS):
         steps.append({"block": len(steps) + 1, "timestamp": START + STEP_S * len(steps), "mine": True})
-    late_tx = _sign(5, ANCHOR, _anchor_call(late.root, 3, 1, wrong.root), 300_000)
+    late_tx = _sign(len(txs), ANCHOR, _anchor_call(late.root, 3, 1, wrong.root), 300_000)
     steps.append({"block": len(steps) + 1, "timestamp": START + STEP_S * len(steps), "tx": "late", **late_tx})
     chain = {
         "about": "Replay on a fresh anvil (chain id 31337): for each step, evm_setNextBlockTimestamp(timestamp), "
@@ -192,6 +209,27 @@ def plan() -> tuple[dict[str, Any], dict[str, Any]]:
         "blocks": blocks,
     }
     return chain, facts
+
+
+def _export_txs(nonce: int) -> list[tuple[str, dict[str, str]]]:
+    """The batches of the export cases (export/pass-export.jsonl), anchored as graphsvc anchored them:
+    the same root, batch number, leaf count, graph tag and previous root."""
+
+    def word(hex32: str) -> bytes:
+        return bytes.fromhex(hex32[2:])
+
+    return [
+        (
+            f"export-batch-{b['seq']}",
+            _sign(
+                nonce + i,
+                ANCHOR,
+                _anchor_call(word(b["root"]), b["seq"], b["count"], word(b["prevRoot"]), word(b["graphTag"])),
+                300_000,
+            ),
+        )
+        for i, b in enumerate(exports.base_batches())
+    ]
 
 
 def rpc(url: str, method: str, *params: object) -> Any:
@@ -732,7 +770,17 @@ def make(out: Path = HERE, rpc_url: str | None = None) -> list[dict[str, Any]]:
         "cases": manifest,
     }
     (out / "cases.json").write_text(json.dumps(about, indent=2, ensure_ascii=False) + "\n")
+    exports.write(export_cases(chain), out / "export")
     return manifest
+
+
+def export_cases(chain: dict[str, Any]) -> list[tuple[dict[str, Any], list[bytes]]]:
+    """The export cases (manifest entry, lines): the genuine export with its batches as `chain` anchors
+    them, and every damaged one made from it."""
+    anchored = {step["tx"]: step for step in chain["steps"] if "tx" in step}
+    roots = {b["root"]: anchored[f"export-batch-{b['seq']}"] for b in exports.base_batches()}
+    good = exports.rebase(exports.BASE.read_bytes().splitlines(keepends=True), roots, CHAIN_ID, ANCHOR)
+    return exports.cases(good)
 
 
 def main(argv: list[str] | None = None) -> int:

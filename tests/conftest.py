@@ -6,6 +6,8 @@ Where Neo4j comes from, first that applies:
    (default: the locally built graphsvc/neo4j:2026.09.0 if present, else neo4j:2026.09.0-community);
 3. otherwise the project's own local server (graphsvc.devstack.neo4j) in a temporary home.
 GRAPHSVC_TEST_NEO4J=testcontainers|local forces one of the last two (CI forces testcontainers).
+A test module that needs a second, empty server (an export moved between servers) starts one the
+same way with `started_neo4j` (2. or 3., the same image), for the module, and it is stopped after.
 Nothing here skips: without Neo4j the tests fail.
 
 The last two serve Neo4j Browser too, set up (as `graphsvc up` and compose do) to load the style and
@@ -22,6 +24,7 @@ import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +101,43 @@ def server_port() -> int:
     return free_port()
 
 
+@contextmanager
+def started_neo4j(home: Path, conf: dict[str, str]) -> Iterator[Neo4jTarget]:
+    """A fresh Neo4j server, stopped on exit: testcontainers when Docker answers (or is asked for),
+    else the project's local server in `home`. `conf`: settings for it (Browser's)."""
+    if _source() == "testcontainers" or (_source() == "auto" and _docker_answers()):
+        if not _docker_answers():
+            pytest.fail("GRAPHSVC_TEST_NEO4J=testcontainers but no Docker engine answers")
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+        os.environ.setdefault("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+        from testcontainers.community.neo4j import Neo4jContainer
+
+        container = Neo4jContainer(image=_test_image(), password=PASSWORD).with_exposed_ports(7474)
+        for setting, value in conf.items():
+            container.with_env(_env_name(setting), value)
+        with container:
+            uri = container.get_connection_url()
+            http = f"http://127.0.0.1:{container.get_exposed_port(7474)}"
+            source = f"testcontainers:{_test_image()}"
+            yield Neo4jTarget(uri, "neo4j", PASSWORD, source, _browser_url(http, uri))
+    else:
+        server = local_neo4j.start(
+            home,
+            bolt_port=free_port(),
+            http_port=free_port(),
+            password=PASSWORD,
+            conf=conf,
+            cache=Settings().cache_dir,
+        )
+        try:
+            http = f"http://127.0.0.1:{server.http_port}"
+            yield Neo4jTarget(
+                server.bolt_uri, "neo4j", PASSWORD, "local-server", _browser_url(http, server.bolt_uri)
+            )
+        finally:
+            local_neo4j.stop(home)
+
+
 @pytest.fixture(scope="session")
 def neo4j_target(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterator[Neo4jTarget]:
     browser = neo4j_settings(f"http://127.0.0.1:{server_port}")
@@ -108,38 +148,9 @@ def neo4j_target(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> 
             os.environ.get("GRAPHSVC_TEST_NEO4J_PASSWORD", "graphsvc-dev"),
             "external",
         )
-    elif _source() == "testcontainers" or (_source() == "auto" and _docker_answers()):
-        if not _docker_answers():
-            pytest.fail("GRAPHSVC_TEST_NEO4J=testcontainers but no Docker engine answers")
-        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
-        os.environ.setdefault("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
-        from testcontainers.community.neo4j import Neo4jContainer
-
-        container = Neo4jContainer(image=_test_image(), password=PASSWORD).with_exposed_ports(7474)
-        for setting, value in browser.items():
-            container.with_env(_env_name(setting), value)
-        with container:
-            uri = container.get_connection_url()
-            http = f"http://127.0.0.1:{container.get_exposed_port(7474)}"
-            source = f"testcontainers:{_test_image()}"
-            yield Neo4jTarget(uri, "neo4j", PASSWORD, source, _browser_url(http, uri))
     else:
-        home = tmp_path_factory.mktemp("neo4j")
-        server = local_neo4j.start(
-            home,
-            bolt_port=free_port(),
-            http_port=free_port(),
-            password=PASSWORD,
-            conf=browser,
-            cache=Settings().cache_dir,
-        )
-        try:
-            http = f"http://127.0.0.1:{server.http_port}"
-            yield Neo4jTarget(
-                server.bolt_uri, "neo4j", PASSWORD, "local-server", _browser_url(http, server.bolt_uri)
-            )
-        finally:
-            local_neo4j.stop(home)
+        with started_neo4j(tmp_path_factory.mktemp("neo4j"), browser) as target:
+            yield target
 
 
 def pytest_report_header(config: pytest.Config) -> str:

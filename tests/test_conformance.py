@@ -1,7 +1,8 @@
 """The conformance corpus (contracts/conformance/): every named bundle, on its own replayed chain,
 through `graphsvc verify-bundle` (a subprocess: exit code, the failing check, inert output) and the
-/verify page in Chromium (the same verdict and failing check). cases.json is the one list of cases,
-so another verifier (the audit command, or another implementation) can run the same corpus."""
+/verify page in Chromium (the same verdict and failing check); every named export (export/) through
+`graphsvc audit` on the same chain (exit code, the rule and line it names, inert output). cases.json
+and export/cases.json are the lists of cases, so another implementation can run the same corpus."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ from tests.conftest import REPO, free_port
 CORPUS = REPO / "contracts" / "conformance"
 MANIFEST = json.loads((CORPUS / "cases.json").read_text())
 CASES: list[dict[str, Any]] = MANIFEST["cases"]
+EXPORTS = CORPUS / "export"
+EXPORT_CASES: list[dict[str, Any]] = json.loads((EXPORTS / "cases.json").read_text())["cases"]
+FINDING = re.compile(r"^  (?:line (\d+)|file): \[([\w-]+)\] (.*)$", re.MULTILINE)
 PAGE_FILE = REPO / "graphsvc" / "web" / "verify.html"
 MARK = re.compile(r"^  ([✓✗·]) (\w+)", re.MULTILINE)
 
@@ -65,6 +69,26 @@ def test_the_corpus_files_are_what_the_script_makes() -> None:
     script = _script()
     chain, _ = script.plan()
     assert chain == json.loads((CORPUS / "chain.json").read_text())
+    for entry, lines in script.export_cases(chain):
+        assert (EXPORTS / entry["file"]).read_bytes() == b"".join(lines), entry["name"]
+
+
+def test_the_export_corpus_has_every_way_an_export_can_lie_and_a_genuine_export() -> None:
+    assert [c["name"] for c in EXPORT_CASES if c["exit"] == 0] == ["pass-export"]
+    rules = {c["rule"] for c in EXPORT_CASES if c["exit"] == 1}
+    assert rules >= {
+        "hash",
+        "order",
+        "truncated",
+        "duplicate",
+        "position",
+        "members",
+        "missing-batch",
+        "chain",
+    }
+    assert sorted(p.name for p in EXPORTS.iterdir()) == sorted(
+        [*(c["file"] for c in EXPORT_CASES), "cases.json"]
+    )
 
 
 # One subprocess runs `graphsvc verify-bundle` (cli.main, as the console script does) on every case: one
@@ -121,6 +145,47 @@ def test_verify_bundle_gives_each_case_its_exit_code_and_failing_check(
         assert failed == [case["check"]], output
         after = list(marks)[list(marks).index(case["check"]) + 1 :]
         assert all(marks[key] == "·" for key in after), output
+
+
+# ---- the exports, through `graphsvc audit` ----------------------------------------------------------------
+
+AUDIT_RUN = CLI_RUN.replace(
+    '["verify-bundle", path, "--rpc", rpc, *extra]', '["audit", path, "--rpc", rpc, *extra]'
+)
+
+
+@pytest.fixture(scope="module")
+def audit_outcomes(rpc: str) -> dict[str, tuple[int, str]]:
+    cases = [[str(EXPORTS / c["file"]), []] for c in EXPORT_CASES]
+    done = subprocess.run(
+        [sys.executable, "-c", AUDIT_RUN, rpc],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    outcomes = zip(EXPORT_CASES, json.loads(done.stdout), strict=True)
+    return {c["name"]: (code, text) for c, (code, text) in outcomes}
+
+
+@pytest.mark.parametrize("case", EXPORT_CASES, ids=[c["name"] for c in EXPORT_CASES])
+def test_audit_gives_each_export_case_its_exit_code_and_names_its_rule_and_line(
+    case: dict[str, Any], audit_outcomes: dict[str, tuple[int, str]]
+) -> None:
+    code, output = audit_outcomes[case["name"]]
+    assert code == case["exit"], output
+    assert _printable(output), "export strings must be shown inert"
+    findings = [(int(line) if line else None, rule, text) for line, rule, text in FINDING.findall(output)]
+    if case["rule"] is None:
+        assert not findings and output.startswith("✓ Audited"), output
+        return
+    assert output.startswith("✗ Not audited"), output
+    named = [
+        (line, rule, text) for line, rule, text in findings if (line, rule) == (case["line"], case["rule"])
+    ]
+    assert named, output
+    assert case["names"] is None or any(case["names"] in text for _, _, text in named), output
 
 
 # ---- the page -------------------------------------------------------------------------------------------

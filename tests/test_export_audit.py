@@ -1,11 +1,12 @@
-"""Export a graph, import it into an empty graph, audit it against the chain alone: on a real Neo4j and
-a real local chain, with updates, forgets and several batches. Removing any batch or memory from the
+"""Export a graph, import it into an empty graph on a second, fresh Neo4j server, audit it against the
+chain alone: on real Neo4j servers and a real local chain, with updates, forgets and several batches. Removing any batch or memory from the
 export fails the audit and names it; a tampered export is refused by import, which writes nothing."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +21,57 @@ from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.export import Exporter
 from graphsvc.services.import_export import ExportImporter, ExportRejected
 from graphsvc.services.memory import MemoryService
-from graphsvc.store.graph import GraphStore
-from graphsvc.verifier import Rpc
-from tests.conftest import count_nodes, free_port
+from graphsvc.store.graph import GraphStore, create_driver
+from graphsvc.verifier import Rpc, verify_bundle
+from tests.conftest import TEST_DEADLINE_S, count_nodes, free_port, started_neo4j
 
 pytestmark = pytest.mark.neo4j
 
 POOL, MON = {"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "MON"}
 
 
-@pytest.fixture
-async def anchoring(store: GraphStore, settings: Settings):
+def _contract(settings: Settings) -> AnchorContract:
     c = settings.chain
     assert c.rpc_url and c.private_key
-    chain = AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
+    return AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
+
+
+@pytest.fixture
+async def anchoring(store: GraphStore, settings: Settings):
+    chain = _contract(settings)
     yield AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5)
     await chain.close()
+
+
+@dataclass(frozen=True)
+class Server:
+    """A second graphsvc store: another Neo4j server, empty when the module starts."""
+
+    store: GraphStore
+    memory: MemoryService
+    anchoring: AnchoringService
+    source: str
+
+
+@pytest.fixture(scope="module")
+async def second(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> AsyncIterator[Server]:
+    """One more Neo4j server for the module (the same image as the session's), stopped after it."""
+    with started_neo4j(tmp_path_factory.mktemp("second-neo4j"), {}) as target:
+        driver = create_driver(target.uri, target.user, target.password, deadline_s=TEST_DEADLINE_S)
+        store = GraphStore(driver, "neo4j", deadline_s=TEST_DEADLINE_S)
+        await store.apply_schema()
+        chain, memory = _contract(settings), MemoryService(store)
+        try:
+            yield Server(
+                store,
+                memory,
+                AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5),
+                target.source,
+            )
+        finally:
+            await memory.close()
+            await chain.close()
+            await store.close()
 
 
 async def _fill(memory: MemoryService, anchoring: AnchoringService, graph: str) -> dict[str, Any]:
@@ -112,10 +148,22 @@ def _kinds(lines: list[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
         yield i, json.loads(line)
 
 
-async def test_an_export_imported_into_an_empty_graph_audits_and_verifies_against_the_same_roots(
+def _sent(settings: Settings) -> int:
+    """Transactions the service's key has sent on the chain (its nonce)."""
+    from eth_account import Account
+
+    from graphsvc.devstack.chain import DEV_PRIVATE_KEY
+
+    assert settings.chain.rpc_url
+    key = Account.from_key(DEV_PRIVATE_KEY).address
+    return int(str(Rpc(settings.chain.rpc_url)("eth_getTransactionCount", key, "latest")), 16)
+
+
+async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies_against_the_same_roots(
     store: GraphStore,
     memory: MemoryService,
     anchoring: AnchoringService,
+    second: Server,
     settings: Settings,
     graph: str,
     tmp_path: Path,
@@ -125,31 +173,45 @@ async def test_an_export_imported_into_an_empty_graph_audits_and_verifies_agains
     kinds = [json.loads(line)["type"] for line in lines]
     assert kinds.count("batch") == 3 and kinds.count("tombstone") == 1 and kinds.count("memory") == 6
     good = _audit(lines, settings)
-    print(audit.render(good))
+    print(f"\n{len(lines)} lines, {sum(map(len, lines)):,} bytes\n{audit.render(good)}")
     assert good.exit_code == 0, audit.render(good)
     assert good.rpc_calls == 2 + 1 + 3  # chain id, code; lastRootOf; one linkOf per batch
 
-    await _wipe(store, graph)
+    there = second.store
+    assert await count_nodes(there, graph) == 0  # another server: it has never seen the graph
     tampered = [line.replace(b"MON staking yields 7%", b"MON staking yields 9%") for line in lines]
     with pytest.raises(ExportRejected) as refused:
-        await _importer(store, settings, memory).run(_opener(tampered))
+        await _importer(there, settings, second.memory).run(_opener(tampered))
     assert {(f.rule, f.line) for f in refused.value.findings} >= {("hash", _line_of(lines, b"yields 7%"))}
-    assert await count_nodes(store, graph) == 0  # nothing written
+    assert await count_nodes(there, graph) == 0  # nothing written
 
-    done = await _importer(store, settings, memory).run(_opener(lines))
+    sent = _sent(settings)
+    done = await _importer(there, settings, second.memory).run(_opener(lines))
     assert (done.memories, done.tombstones, done.batches, done.resumed) == (6, 1, 3, False)
+    assert settings.chain.rpc_url
+    rpc = Rpc(settings.chain.rpc_url)
+    for memory_id in [*ids["anchored"], ids["forgotten"]]:
+        moved = await second.anchoring.bundle(IdInput(id=memory_id, graph=graph))
+        source = await anchoring.bundle(IdInput(id=memory_id, graph=graph))
+        assert moved == source  # the same envelope, hash, proof, root and anchor
+        report = verify_bundle(moved, rpc)  # what `graphsvc verify-bundle` checks, on the chain alone
+        assert report.verified, [c for c in report.checks if c.ok is False]
+        assert report.forgotten == (memory_id == ids["forgotten"])
     for memory_id in ids["anchored"]:
-        verified = await anchoring.verify(IdInput(id=memory_id, graph=graph))
+        verified = await second.anchoring.verify(IdInput(id=memory_id, graph=graph))
         assert verified.verified, verified.problem
-    assert not (await anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
-    again = await _export(store, settings, graph, tmp_path / "again.jsonl")
+    assert not (await second.anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
+    assert _sent(settings) == sent  # no new anchoring
+    again = await _export(there, settings, graph, tmp_path / "again.jsonl")
     assert _records(again) == _records(lines)  # the same graph, line for line (but its export time)
+    assert _audit(again, settings).exit_code == 0
 
     with pytest.raises(Conflict):  # no longer empty
-        await _importer(store, settings, memory).run(_opener(lines))
-    # the imported graph goes on: its next batch follows the imported ones on chain
-    assert (await anchoring.anchor_now(GraphInput(graph=graph))).status == "anchored"
-    after = await _export(store, settings, graph, tmp_path / "after.jsonl")
+        await _importer(there, settings, second.memory).run(_opener(lines))
+    # the moved graph goes on: its next batch follows the imported ones on chain
+    await second.memory.remember(RememberInput(text="written on the second server", graph=graph))
+    assert (await second.anchoring.anchor_now(GraphInput(graph=graph))).status == "anchored"
+    after = await _export(there, settings, graph, tmp_path / "after.jsonl")
     assert _audit(after, settings).exit_code == 0
 
 
@@ -345,3 +407,69 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     capsys.readouterr()
     assert settings.chain.rpc_url
     assert main(["audit", str(out), "--rpc", settings.chain.rpc_url]) == 0
+
+
+async def _writer_of(store: GraphStore, graph: str, memory_id: str) -> dict[str, Any]:
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g, id: $id}) RETURN m.writerToken AS token, m.writerClient AS client",
+        g=graph,
+        id=memory_id,
+        database_=store._database,
+    )
+    return records[0].data()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_memory_keeps_the_token_and_client_that_wrote_it_across_export_and_import(
+    mode: str,
+    secured_url: str,
+    store: GraphStore,
+    second: Server,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    import httpx
+    from mcp import Client
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.types import Implementation
+
+    from graphsvc.services.access import READ, WRITE, AccessService
+
+    secret, token = await AccessService(store, required=True).create(graph, [READ, WRITE])
+    headers = {"authorization": f"Bearer {secret}"}
+    me = Implementation(name="provenance-test", version="1.2.0")
+    written: dict[str, str] = {}
+    async with create_mcp_http_client(headers=headers) as http:
+        streamable = streamable_http_client(f"{secured_url}/mcp", http_client=http)
+        async with Client(streamable, client_info=me, mode=mode) as client:
+            result = await client.call_tool("remember", {"text": "written over streamable HTTP"})
+            assert result.structured_content is not None
+            written["streamable"] = result.structured_content["id"]
+    async with Client(sse_client(f"{secured_url}/sse", headers=headers), client_info=me) as client:
+        result = await client.call_tool("remember", {"text": "written over SSE"})
+        assert result.structured_content is not None
+        written["sse"] = result.structured_content["id"]
+    async with httpx.AsyncClient(base_url=secured_url, headers=headers) as rest:
+        answer = await rest.post("/v1/memories", json={"text": "written over REST", "graph": graph})
+        written["rest"] = answer.json()["id"]
+    found = {how: await _writer_of(store, graph, memory_id) for how, memory_id in written.items()}
+    assert found["sse"] == {"token": token.id, "client": "provenance-test/1.2.0"}
+    assert found["rest"] == {"token": token.id, "client": None}  # REST: the token only
+    # streamable HTTP is stateless here: a handshake-era client's call carries no clientInfo (its
+    # initialize went in another request); the 2026-07-28 protocol puts it in every request
+    expected = "provenance-test/1.2.0" if mode == "auto" else None
+    assert found["streamable"] == {"token": token.id, "client": expected}
+    assert secret.split("_")[-1] not in json.dumps(found)  # its id, never its secret
+
+    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    memories = {r["id"]: r for r in map(json.loads, lines) if r["type"] == "memory"}
+    props = {memory_id: r["props"] for memory_id, r in memories.items()}
+    assert all(token.id not in json.dumps(r["envelope"]) for r in memories.values())  # not hashed
+    assert props[written["sse"]]["writerToken"] == token.id
+    assert props[written["sse"]]["writerClient"] == "provenance-test/1.2.0"
+    await _importer(second.store, settings, second.memory).run(_opener(lines))
+    for how, memory_id in written.items():
+        assert await _writer_of(second.store, graph, memory_id) == found[how]

@@ -150,7 +150,11 @@ class MemoryLine(_Line):
     batch: Hex32 | None = Field(description="The root of its batch (null: not anchored yet)")
     proof: list[Hex32] = Field(max_length=64)
     edges: list[Edge]
-    props: Props
+    props: Props = Field(
+        description="Its other stored properties (contentKey, title, ...), not hashed; among them its "
+        "provenance when known: writerToken (the id of the token it was written with) and writerClient "
+        "(the MCP client's name/version)"
+    )
 
 
 class TombstoneLine(_Line):

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from graphsvc import logs
 from graphsvc.errors import GraphsvcError, InvalidInput, Unavailable, invalid_input
 from graphsvc.http import scope as caller
+from graphsvc.services import provenance
 from graphsvc.services.access import AccessService
 
 log = logging.getLogger("graphsvc")
@@ -87,7 +88,11 @@ class Authenticate:
             except GraphsvcError as e:
                 challenge = 'Bearer error="invalid_token"' if authorization else "Bearer"
                 return await error_response(e, challenge)(scope, receive, send)
-        await self.app(scope, receive, send)
+        found = caller.principal(scope)
+        # REST records the token only: a User-Agent names an HTTP library more often than the agent.
+        # MCP binds its own writer (with the client) where it runs the tool.
+        with provenance.writing_as(provenance.Writer(token=found.token_id if found else None)):
+            await self.app(scope, receive, send)
 
 
 class CatchAll:

@@ -43,6 +43,7 @@ from graphsvc.domain.models import Graph
 from graphsvc.errors import GraphsvcError, invalid_input
 from graphsvc.http import scope as caller
 from graphsvc.metrics import Metrics
+from graphsvc.services import provenance
 from graphsvc.services.access import AccessService, Principal
 from graphsvc.services.operations import TOOLS, Backends, Hints, Operation
 
@@ -149,6 +150,13 @@ def _scope(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, Any]:
     return getattr(ctx.request, "scope", None) or {}
 
 
+def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The client's `name/version` as it declared it (initialize, or the request's envelope), if it did."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    return provenance.client_name(info.name, info.version) if info is not None else None
+
+
 def _headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str]:
     return getattr(ctx.request, "headers", None) or {}
 
@@ -203,7 +211,9 @@ class _Tools:
         http, started, code = _request(scope), time.perf_counter(), "internal"
         with logs.bound(http):
             try:
-                result = await self._run(published, scope, _headers(ctx), params.arguments or {})
+                result = await self._run(
+                    published, scope, _headers(ctx), params.arguments or {}, _client(ctx)
+                )
                 code = "ok"
                 return result
             except GraphsvcError as e:
@@ -221,13 +231,16 @@ class _Tools:
         scope: Mapping[str, Any],
         headers: Mapping[str, str],
         arguments: dict[str, Any],
+        client: str | None,
     ) -> CallToolResult:
         """Who calls first, then the arguments, then the graph: the order REST checks them in."""
         operation = published.operation
         principal = await self._principal(scope, headers)
         header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
         request = self.access.scoped(principal, header_graph, published.arguments(arguments), operation.need)
-        result = await operation.call(self.backends, request)
+        writer = provenance.Writer(principal.token_id if principal else None, client)
+        with provenance.writing_as(writer):
+            result = await operation.call(self.backends, request)
         assert operation.tool is not None
         return CallToolResult(
             content=[TextContent(type="text", text=operation.tool.text(result, request))],

@@ -23,6 +23,7 @@ from graphsvc.domain.models import (
     RememberResult,
 )
 from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound, Refused, Unavailable
+from graphsvc.services import provenance
 from graphsvc.services.drafts import Draft, Stored, Triple
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.group_commit import GroupCommit
@@ -71,7 +72,9 @@ class RememberService:
             NotFound, InvalidInput: a relation endpoint is unknown or ambiguous (nothing is written).
             Unavailable: no answer within the deadline, counted from this call (the write may stand).
         """
-        draft = Draft.of(req, format_timestamp(self._clock()), links, extra)
+        draft = Draft.of(
+            req, format_timestamp(self._clock()), links, {**provenance.properties(), **(extra or {})}
+        )
         try:
             stored = await self._commits.submit(draft, within_s=self._deadline_s)
         except TimeoutError as e:
@@ -84,7 +87,8 @@ class RememberService:
         and its receipt names the existing memory. An item whose relation cannot be resolved is
         rejected alone. Receipts follow the order of `reqs`."""
         created_at = format_timestamp(self._clock())
-        outcomes = await self._write([Draft.of(req, created_at) for req in reqs], since="")
+        written_by = provenance.properties()
+        outcomes = await self._write([Draft.of(req, created_at, extra=written_by) for req in reqs], since="")
         return [_receipt(index, outcome) for index, outcome in enumerate(outcomes)]
 
     async def _flush(self, drafts: list[Draft]) -> list[Stored | BaseException]:
