@@ -29,7 +29,7 @@ from locomo import CATEGORIES, DATA, DEV_HALF, chosen, names_a_time, remember_in
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.domain.when import Occurred, Reference, mentions, without
-from graphsvc.services import ranking, timing
+from graphsvc.services import fusion, timing
 from graphsvc.services.memory import MemoryService
 
 BATCH = 100
@@ -114,7 +114,7 @@ async def main_async(
         names = ["all", *CATEGORIES.values(), "names a time", "names no time"]
         print(f"{'run':28}" + "".join(f"{n:>14}" for n in names))
         for weight, when in itertools.product(weights, when_scores):
-            ranking.TIME_WEIGHT, timing.WHEN_SCORE = weight, when
+            fusion.TIME_WEIGHT, timing.WHEN_SCORE = weight, when
             for dates, (graph, by_memory) in graphs.items():
                 got = await ask(services.memory, samples, graph, by_memory, misses and dates)
                 label = f"W {weight:g}, when {when:g}, {'dates' if dates else 'no dates'}"

@@ -216,7 +216,9 @@ async def test_yesterday_in_a_question_is_a_day_not_a_word_that_other_days_memor
     on_8_may: MemoryService, graph: str
 ) -> None:
     for day in ("2023-03-02", "2023-04-11", "2023-04-20"):
-        await on_8_may.remember(RememberInput(text="Yesterday I did the laundry", occurredAt=day, graph=graph))
+        await on_8_may.remember(
+            RememberInput(text="Yesterday I did the laundry", occurredAt=day, graph=graph)
+        )
     cooked = await on_8_may.remember(
         RememberInput(text="Cooked a risotto with Ann", occurredAt="2023-05-07", graph=graph)
     )

@@ -7,12 +7,13 @@ These are derived, not hashed: `occurredAt` alone joins the envelope.
 
 Recall: the window is `from`/`to` when given, else the hull of the time expressions of the query,
 read against `asOf` (else now), a month or day without a year inside when the graph's memories
-happened. The expressions stay in the keywords: taking them out cost 1.5 points of R@10 on LoCoMo's
-questions that name a time when memories carry no dates (turns say "in June" too), and keeping them
-costs nothing with dates (bench/README.md, *Time*). Memories whose times overlap the window join the
-candidates (hop 0)
-even without a keyword hit, and each memory scores `ranking.TIME_WEIGHT * overlap`: the largest fraction of
-one of its times (when it happened, or a time it mentions) that lies inside the window.
+happened. The relative expressions leave the keywords ("yesterday" in a memory is another day); the
+absolute ones stay (taking them all out cost 1.5 points of R@10 on LoCoMo's questions that name a
+time when memories carry no dates: turns say "in June" too; bench/README.md, *Time*). Memories whose
+times overlap the window join the candidates (hop 0) even without a keyword hit, and each memory
+scores `fusion.TIME_WEIGHT * term`: the largest fraction of one of its times (when it happened, or a
+time it mentions) that lies inside the window, and for a question that asks when, at least
+WHEN_SCORE if its text states a time.
 """
 
 from __future__ import annotations
