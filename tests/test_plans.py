@@ -69,7 +69,9 @@ async def test_recall_and_remember_statements_seek_indexes(
     calls.append(("memory/begin", begin))
     calls.append(("memory/around", {"graph": graph, "seq": 5, "span": SPAN}))
     calls.append(("locus/context_stats", {"graph": graph, "contexts": ["deploys"]}))
-    calls.append(("embed/nearest", {"key": graph_key(graph), "vector": [0.1] * 384, "limit": 5}))
+    calls.append(
+        ("embed/nearest", {"key": graph_key(graph), "vector": [0.1] * 384, "limit": 5, "breadth": 100})
+    )
     contexts = {"graph": graph, "contextType": None, "contextName": None, "skip": 0, "limit": 50}
     calls.append(("locus/list_contexts", contexts))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}

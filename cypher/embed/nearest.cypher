@@ -1,14 +1,16 @@
 // mode: read
-// params: key, vector, limit
+// params: key, vector, limit, breadth
 // The `limit` memories nearest to `vector` of the graph whose graphKey is `key`, filtered inside the
 // vector index (schema/memory_embedding.cypher): other graphs' memories never take their places,
-// however many there are. Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as
-// graph/keyword_hits' rows, for the walk.
+// however many there are. The index is approximate: asked for its `breadth` nearest (more than
+// `limit`), its best `limit` were the exact nearest in the benchmark (bench/README.md, *Meaning*).
+// Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as graph/keyword_hits' rows, for the walk.
 CYPHER 25
 MATCH (node:Memory)
-SEARCH node IN (VECTOR INDEX memory_embedding FOR $vector WHERE node.graphKey = $key LIMIT $limit) SCORE AS score
+SEARCH node IN (VECTOR INDEX memory_embedding FOR $vector WHERE node.graphKey = $key LIMIT $breadth) SCORE AS score
 WITH node, score
-ORDER BY score DESC
+ORDER BY score DESC, node.id
+LIMIT $limit
 RETURN node.id AS id, 'Memory' AS label, node.text AS text, node.tags AS tags,
   [(node)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0] AS anchorId,
   COUNT { (node)--() } AS degree

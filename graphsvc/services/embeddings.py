@@ -40,6 +40,7 @@ from graphsvc.services.ports import Row, Store
 from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
 
 BATCH = 64  # memories a worker claims and encodes at once
+BREADTH = 100  # how many the vector index is asked for, of which recall keeps the SEMANTIC_SEEDS nearest
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
@@ -163,8 +164,11 @@ class EmbeddingService:
         return cosines(rows)
 
     async def nearest(self, graph: str, vector: list[float], limit: int = SEMANTIC_SEEDS) -> list[Row]:
-        """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index."""
-        return await self._store.run("embed/nearest", key=graph_key(graph), vector=vector, limit=limit)
+        """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index (its
+        BREADTH nearest asked, the best `limit` kept: the index is approximate)."""
+        return await self._store.run(
+            "embed/nearest", key=graph_key(graph), vector=vector, limit=limit, breadth=max(limit, BREADTH)
+        )
 
 
 class _Progress:
