@@ -66,19 +66,11 @@ class RecallService:
         start += [Node.from_row(row, 0) for row in hits.rows]
         start += [Node.from_row(row, 0) for row in nearest if row["id"] not in text]
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
-        context, similar = await asyncio.gather(
-            walk(
-                self._store,
-                req.graph,
-                start,
-                max_depth=2 * req.hops + 1,
-                cap=CONTEXT_NODE_CAP,
-                entities_only_after=2 * req.hops,
-            ),
+        (context, validity), similar = await asyncio.gather(
+            self._walk(req.graph, start, req.hops),
             self._similarities(req.graph, vector, [row["id"] for row in hits.rows[:SIMILAR_HITS] + nearest]),
         )
         named = named_in(req.query or "", {n.id: n.text for n in context.nodes.values() if not n.is_memory})
-        validity = await self._validity(req.graph, context)
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
         timely = timing.term(reading, validity.values())
@@ -151,6 +143,18 @@ class RecallService:
         if vector is None or self._embeddings is None:
             return {}
         return await self._embeddings.similarities(graph, await vector, ids)
+
+    async def _walk(self, graph: str, start: list[Node], hops: int) -> tuple[Walk, dict[str, dict[str, Any]]]:
+        """The walk from the seeds within `hops`, and the validity of the memories it reached."""
+        context = await walk(
+            self._store,
+            graph,
+            start,
+            max_depth=2 * hops + 1,
+            cap=CONTEXT_NODE_CAP,
+            entities_only_after=2 * hops,
+        )
+        return context, await self._validity(graph, context)
 
     async def _validity(self, graph: str, context: Walk) -> dict[str, dict[str, Any]]:
         """memory/validity's row of each memory the walk reached."""
