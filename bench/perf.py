@@ -14,7 +14,7 @@
 Prints a table; writes bench/results/perf.json, perf.png and profile-recall.txt. Data: bench/dataset.py.
 
 `--embeddings` measures meaning on beside keywords alone, in the same run on the same graph
-(results/perf-embeddings.json): per query, recall with meaning on, the raw replay of its statements,
+(results/perf-meaning.json): per query, recall with meaning on, the raw replay of its statements,
 recall with keywords alone, MCP (meaning on); the vector leg (embed/nearest) timed alone in the
 replay. The query is encoded by the real model, but the bulk memories get random unit vectors, written
 through the worker's own claim and store statements (the model would take the worker hours at 100k on
@@ -552,7 +552,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    saved = args.report or RESULTS / ("perf-embeddings.json" if args.embeddings else "perf.json")
+    saved = args.report or RESULTS / ("perf-meaning.json" if args.embeddings else "perf.json")
     if not args.report:
         with neo4j_settings(heap=args.heap, pagecache=args.pagecache) as settings:
             settings.embeddings = EmbeddingsSettings(enabled=args.embeddings)
