@@ -112,16 +112,22 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def cli_outcomes(rpc: str) -> dict[str, tuple[int, str]]:
-    cases = [[str(CORPUS / c["file"]), c.get("args", [])] for c in CASES]
+    return _outcomes(CLI_RUN, rpc, CASES, [[str(CORPUS / c["file"]), c.get("args", [])] for c in CASES])
+
+
+def _outcomes(
+    script: str, rpc: str, cases: list[dict[str, Any]], runs: list[list[Any]]
+) -> dict[str, tuple[int, str]]:
+    """Each case's exit code and output, the CLI run once per case by `script` in one subprocess."""
     done = subprocess.run(
-        [sys.executable, "-c", CLI_RUN, rpc],
-        input=json.dumps(cases),
+        [sys.executable, "-c", script, rpc],
+        input=json.dumps(runs),
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    return {c["name"]: (code, text) for c, (code, text) in zip(CASES, json.loads(done.stdout), strict=True)}
+    return {c["name"]: (code, text) for c, (code, text) in zip(cases, json.loads(done.stdout), strict=True)}
 
 
 def _printable(output: str) -> bool:
@@ -156,17 +162,7 @@ AUDIT_RUN = CLI_RUN.replace(
 
 @pytest.fixture(scope="module")
 def audit_outcomes(rpc: str) -> dict[str, tuple[int, str]]:
-    cases = [[str(EXPORTS / c["file"]), []] for c in EXPORT_CASES]
-    done = subprocess.run(
-        [sys.executable, "-c", AUDIT_RUN, rpc],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    outcomes = zip(EXPORT_CASES, json.loads(done.stdout), strict=True)
-    return {c["name"]: (code, text) for c, (code, text) in outcomes}
+    return _outcomes(AUDIT_RUN, rpc, EXPORT_CASES, [[str(EXPORTS / c["file"]), []] for c in EXPORT_CASES])
 
 
 @pytest.mark.parametrize("case", EXPORT_CASES, ids=[c["name"] for c in EXPORT_CASES])
