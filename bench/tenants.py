@@ -7,7 +7,7 @@ cosine of the graph, in Cypher) and recall's top 10 (ids and scores) are taken. 
 another graph are added, with random unit vectors and no text (a raw UNWIND: the vector index is what
 they crowd), and the same is asked again. Prints a table; about 15 minutes to 1M on two cores.
 
-    .venv/bin/python bench/tenants.py [--sizes 100000,1000000] [--queries 50]
+    .venv/bin/python bench/tenants.py [--sizes 100000,1000000] [--queries 50] [--breadths 20,40,100]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from perf import remember
 
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput
+from graphsvc.services import embeddings
 from graphsvc.services.keywords import graph_key
 from graphsvc.services.term_fold import fold
 
@@ -49,10 +50,10 @@ async def views(
     services: Services, driver: neo4j.AsyncDriver, vectors: list[list[float]], queries: list[str]
 ) -> dict[str, Any]:
     """Per query: the service's nearest ids, the exact nearest ids, recall's top 10; the leg's times."""
-    embeddings, times, rows = services.embeddings, [], []
+    times, rows = [], []
     for query, vector in zip(queries, vectors, strict=True):
         started = time.perf_counter()
-        nearest = [r["id"] for r in await embeddings.nearest(GRAPH, vector, NEAREST)]
+        nearest = [r["id"] for r in await services.embeddings.nearest(GRAPH, vector, NEAREST)]
         times.append(time.perf_counter() - started)
         exact = [r["id"] for r in await cypher(driver, EXACT, graph=GRAPH, vector=vector, limit=NEAREST)]
         top = await services.memory.recall(RecallInput(query=query, graph=GRAPH))
@@ -69,7 +70,7 @@ async def crowd(driver: neo4j.AsyncDriver, count: int, start: int, rng: np.rando
         await cypher(driver, CROWD, rows=rows, graph=OTHERS, key=graph_key(OTHERS))
 
 
-def line(size: int, fresh: dict[str, Any], now: dict[str, Any]) -> str:
+def line(size: int, breadth: int, fresh: dict[str, Any], now: dict[str, Any]) -> str:
     pairs = list(zip(fresh["rows"], now["rows"], strict=True))
     same = sum(a["nearest"] == b["nearest"] for a, b in pairs)
     top = sum(a["top"] == b["top"] for a, b in pairs)
@@ -77,12 +78,12 @@ def line(size: int, fresh: dict[str, Any], now: dict[str, Any]) -> str:
     ordered = sorted(now["times"])
     p50, p95 = ordered[len(ordered) // 2], ordered[int(0.95 * len(ordered))]
     return (
-        f"| {size:,} | {1000 * p50:.1f} / {1000 * p95:.1f} ms | {found:.3f} | {same} of {len(pairs)} "
+        f"| {size:,} | {breadth} | {1000 * p50:.1f} / {1000 * p95:.1f} ms | {found:.3f} | {same} of {len(pairs)} "
         f"| {top} of {len(pairs)} |"
     )
 
 
-async def main_async(settings: Any, sizes: list[int], count: int) -> None:
+async def main_async(settings: Any, sizes: list[int], count: int, breadths: list[int]) -> None:
     services = Services.build(settings)
     await services.start()
     neo = settings.neo4j
@@ -98,14 +99,17 @@ async def main_async(settings: Any, sizes: list[int], count: int) -> None:
             vector = services.embeddings.encode_query(query)
             assert vector is not None
             vectors.append(await vector)
-        await views(services, driver, vectors[:5], queries[:5])  # warm-up
-        fresh = await views(services, driver, vectors, queries)
         print(
-            "| other graphs' memories | vector leg p50 / p95 | share of the exact nearest 20 "
+            "| other graphs' memories | index asked for | vector leg p50 / p95 | share of the exact nearest 20 "
             "| nearest 20 as on the fresh server | recall top 10 as on the fresh server |"
         )
-        print("|---|---|---|---|---|")
-        print(line(0, fresh, fresh), flush=True)
+        print("|---|---|---|---|---|---|")
+        fresh = {}
+        for breadth in breadths:
+            embeddings.BREADTH = breadth
+            await views(services, driver, vectors[:5], queries[:5])  # warm-up
+            fresh[breadth] = await views(services, driver, vectors, queries)
+            print(line(0, breadth, fresh[breadth], fresh[breadth]), flush=True)
         rng, have = np.random.default_rng(5), 0
         for size in sizes:
             started = time.perf_counter()
@@ -114,8 +118,11 @@ async def main_async(settings: Any, sizes: list[int], count: int) -> None:
             print(
                 f"  ({size:,} others in {time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True
             )
-            await views(services, driver, vectors[:5], queries[:5])
-            print(line(size, fresh, await views(services, driver, vectors, queries)), flush=True)
+            for breadth in breadths:
+                embeddings.BREADTH = breadth
+                await views(services, driver, vectors[:5], queries[:5])
+                now = await views(services, driver, vectors, queries)
+                print(line(size, breadth, fresh[breadth], now), flush=True)
     finally:
         await driver.close()
         await services.close()
@@ -125,9 +132,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--breadths", default=str(embeddings.BREADTH), help="how many the index is asked for")
     args = parser.parse_args()
     with neo4j_settings(heap="4g", pagecache="4g") as settings:
-        asyncio.run(main_async(settings, [int(s) for s in args.sizes.split(",")], args.queries))
+        breadths = [int(b) for b in args.breadths.split(",")]
+        asyncio.run(main_async(settings, [int(s) for s in args.sizes.split(",")], args.queries, breadths))
 
 
 if __name__ == "__main__":

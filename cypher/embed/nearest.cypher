@@ -3,7 +3,7 @@
 // The `limit` memories nearest to `vector` of the graph whose graphKey is `key`, filtered inside the
 // vector index (schema/memory_embedding.cypher): other graphs' memories never take their places,
 // however many there are. The index is approximate: asked for its `breadth` nearest (more than
-// `limit`), its best `limit` were the exact nearest in the benchmark (bench/README.md, *Meaning*).
+// `limit`), its best `limit` were the exact nearest (99.7% of them beside 1M others; bench/README.md).
 // Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as graph/keyword_hits' rows, for the walk.
 CYPHER 25
 MATCH (node:Memory)
