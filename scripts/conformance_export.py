@@ -18,13 +18,12 @@ and counts agree. Each case names the rule and the line `graphsvc audit` must re
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphsvc.domain.export import LINE, Counts, Trailer, dump
+from graphsvc.domain.export import LINE, dump, seal
 
 HERE = Path(__file__).resolve().parent.parent / "contracts" / "conformance" / "export"
 BASE = HERE / "pass-export.jsonl"
@@ -46,24 +45,6 @@ def _records(lines: list[bytes]) -> list[Record]:
 def _line(record: Record) -> bytes:
     """A record as graphsvc writes it (domain/export.py's models, compact UTF-8 JSON)."""
     return dump(LINE.validate_python(record))
-
-
-def seal(body: list[bytes]) -> list[bytes]:
-    """`body` with a trailer that agrees with it: its line count, sha256 and record counts."""
-    records = _records(body)
-
-    def n(kind: str) -> int:
-        return sum(r["type"] == kind for r in records)
-
-    counts = Counts(
-        batches=n("batch"),
-        entities=n("entity"),
-        relations=n("relation"),
-        memories=n("memory"),
-        tombstones=n("tombstone"),
-    )
-    digest = hashlib.sha256(b"".join(body)).hexdigest()
-    return [*body, dump(Trailer(lines=len(body), sha256=digest, counts=counts))]
 
 
 def rebase(

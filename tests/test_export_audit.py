@@ -15,6 +15,7 @@ import pytest
 from graphsvc import audit
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import Settings
+from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.errors import Conflict
 from graphsvc.services.anchoring import AnchoringService
@@ -227,19 +228,6 @@ def _records(lines: list[bytes]) -> list[dict[str, Any]]:
     return records
 
 
-def _reseal(lines: list[bytes]) -> list[bytes]:
-    """The trailer made again for lines that were cut: a forger's export, consistent with itself."""
-    import hashlib
-
-    body, trailer = lines[:-1], json.loads(lines[-1])
-    records = [json.loads(line) for line in body]
-    counted = {"batch": "batches", "entity": "entities", "relation": "relations", "memory": "memories"}
-    counts = {name: sum(r["type"] == kind for r in records) for kind, name in counted.items()}
-    counts["tombstones"] = sum(r["type"] == "tombstone" for r in records)
-    trailer |= {"lines": len(body), "sha256": hashlib.sha256(b"".join(body)).hexdigest(), "counts": counts}
-    return [*body, json.dumps(trailer).encode() + b"\n"]
-
-
 async def test_removing_any_batch_or_memory_from_an_export_fails_the_audit_and_names_it(
     store: GraphStore,
     memory: MemoryService,
@@ -254,7 +242,7 @@ async def test_removing_any_batch_or_memory_from_an_export_fails_the_audit_and_n
     for i, record in records:
         if record["type"] not in ("batch", "memory"):
             continue
-        cut = _reseal(lines[:i] + lines[i + 1 :])
+        cut = seal(lines[:i] + lines[i + 1 : -1])
         report = _audit(cut, settings)
         assert report.exit_code == 1, f"removing line {i + 1} went unnoticed"
         rules = {(f.rule, f.text) for f in report.findings}

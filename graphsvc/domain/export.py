@@ -16,6 +16,7 @@ contracts/export.schema.json (a test keeps the two equal).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Annotated, Any, Literal
 
@@ -185,6 +186,19 @@ SECTIONS = ("header", "batch", "entity", "memory", "tombstone", "trailer")  # re
 def dump(line: BaseModel) -> bytes:
     """One line of the file: compact JSON, UTF-8, newline-terminated."""
     return line.model_dump_json(by_alias=True).encode() + b"\n"
+
+
+def seal(body: list[bytes]) -> list[bytes]:
+    """`body` (the lines before the trailer) with a trailer that agrees with it: its line count, sha256
+    and record counts. What a file is checked against; tests and the conformance corpus make damaged
+    files consistent with themselves with it, as a forger would."""
+    kinds = [json.loads(line)["type"] for line in body]
+    plural = {"batch": "batches", "entity": "entities", "relation": "relations", "memory": "memories"}
+    counts = Counts(
+        **{name: kinds.count(kind) for kind, name in plural.items()}, tombstones=kinds.count("tombstone")
+    )
+    digest = hashlib.sha256(b"".join(body)).hexdigest()
+    return [*body, dump(Trailer(lines=len(body), sha256=digest, counts=counts))]
 
 
 def json_schema() -> str:
