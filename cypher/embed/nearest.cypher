@@ -4,13 +4,16 @@
 // vector index (schema/memory_embedding.cypher): other graphs' memories never take their places,
 // however many there are. The index is approximate: asked for its `breadth` nearest (more than
 // `limit`), its best `limit` were the exact nearest (99.7% of them beside 1M others; bench/README.md).
-// Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as graph/keyword_hits' rows, for the walk.
+// Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as graph/keyword_hits' rows, for the walk,
+// in one row holding a list, as graph/neighbours.
 CYPHER 25
 MATCH (node:Memory)
 SEARCH node IN (VECTOR INDEX memory_embedding FOR $vector WHERE node.graphKey = $key LIMIT $breadth) SCORE AS score
 WITH node, score
 ORDER BY score DESC, node.id
 LIMIT $limit
-RETURN node.id AS id, 'Memory' AS label, node.text AS text, node.tags AS tags,
-  [(node)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0] AS anchorId,
-  COUNT { (node)--() } AS degree
+RETURN collect({
+  id: node.id, label: 'Memory', text: node.text, tags: node.tags,
+  anchorId: [(node)-[:IN_BATCH]->(b:Batch) WHERE b.status IN ['INCLUDED', 'FINALIZED'] | b.root][0],
+  degree: COUNT { (node)--() }
+}) AS rows

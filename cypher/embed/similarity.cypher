@@ -3,13 +3,15 @@
 // For each memory of `ids`: its own similarity to `vector` (null until embedded) and its neighbours'
 // (the embedded memories at most `reach` positions away in the graph's remember order: WINDOW, as its
 // window, services/ranking.py),
-// on Neo4j's cosine scale: (1 + cos) / 2.
+// on Neo4j's cosine scale: (1 + cos) / 2. One row holding a list, as graph/neighbours.
 UNWIND $ids AS id
 MATCH (m:Memory {graph: $graph, id: id})
-RETURN id,
-  CASE WHEN m.embedding IS NULL THEN null ELSE vector.similarity.cosine(m.embedding, $vector) END AS own,
-  COLLECT {
+RETURN collect({
+  id: id,
+  own: CASE WHEN m.embedding IS NULL THEN null ELSE vector.similarity.cosine(m.embedding, $vector) END,
+  near: COLLECT {
     MATCH (n:Memory {graph: $graph})
     WHERE n.seq >= m.seq - $reach AND n.seq <= m.seq + $reach AND n.id <> id AND n.embedding IS NOT NULL
     RETURN vector.similarity.cosine(n.embedding, $vector)
-  } AS near
+  }
+}) AS rows

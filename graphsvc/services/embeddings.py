@@ -158,17 +158,18 @@ class EmbeddingService:
 
     async def similarities(self, graph: str, vector: list[float], ids: Sequence[str]) -> Cosines:
         """Each memory of `ids`: its own cosine to `vector` and its window neighbours' (ranking.cosines)."""
-        rows = await self._store.run(
+        [found] = await self._store.run(
             "embed/similarity", graph=graph, ids=list(dict.fromkeys(ids)), vector=vector, reach=WINDOW
         )
-        return cosines(rows)
+        return cosines(found["rows"])
 
     async def nearest(self, graph: str, vector: list[float], limit: int = SEMANTIC_SEEDS) -> list[Row]:
         """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index (its
         BREADTH nearest asked, the best `limit` kept: the index is approximate)."""
-        return await self._store.run(
+        [found] = await self._store.run(
             "embed/nearest", key=graph_key(graph), vector=vector, limit=limit, breadth=max(limit, BREADTH)
         )
+        return found["rows"]
 
 
 class _Progress:
