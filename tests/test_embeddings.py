@@ -202,9 +202,10 @@ async def test_the_hard_paraphrase_set_is_recalled_as_bench_readme_reports(
         ranked = await _recalled(semantic_memory, graph, question, limit=5)
         first += ranked[:1] == [ids[text]]
         top5 += ids[text] in ranked
-    # Measured 9/46 and 22/46 (bench/README.md, *Meaning by default*): issue 28's targets, 0.85 and
-    # 0.95, are not met with this model; this holds what is reached.
-    assert first >= 8 and top5 >= 20, (first, top5)
+    # Measured 12/46 and 31/46 (bench/README.md, *Meaning by default*; 9 and 21 before the keyword
+    # term was raised to a power): issue 28's targets, 0.85 and 0.95, are not met with this model;
+    # this holds what is reached.
+    assert first >= 11 and top5 >= 29, (first, top5)
 
 
 @pytest.mark.neo4j

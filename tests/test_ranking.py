@@ -7,6 +7,7 @@ import pytest
 from graphsvc.services.fusion import (
     CEILING,
     FLOOR,
+    KEYWORD_POWER,
     KEYWORD_WEIGHT,
     MEANING_WEIGHT,
     NAMED_BOOST,
@@ -54,10 +55,11 @@ def scores(walk: Walk, text: dict[str, float] | None = None, **options: object) 
     return {memory_id: round(parts.total, 4) for parts, _, memory_id in ranked(found, list(text or {}))}
 
 
-def test_a_keyword_hit_scores_its_share_of_the_query_four_times_plus_its_nearness() -> None:
+def test_a_keyword_hit_scores_its_share_of_the_query_to_a_power_plus_its_nearness() -> None:
+    assert KEYWORD_POWER > 1  # a part of the query counts less than its share: a quarter, an eighth
     assert scores(context(memory("a", 0), memory("b", 0)), {"a": 1.0, "b": 0.25}) == {
         "a": KEYWORD_WEIGHT * 1.0 + 1.0,
-        "b": KEYWORD_WEIGHT * 0.25 + 1.0,
+        "b": round(KEYWORD_WEIGHT * 0.25**KEYWORD_POWER + 1.0, 4),
     }
 
 
@@ -75,7 +77,11 @@ def test_a_memory_that_mentions_an_entity_the_query_names_has_its_text_score_boo
     named = named_in("What did Caroline say?", {"Person:Caroline": "Caroline"})
     assert named == {"Person:Caroline"}
     got = scores(walk, {"a": 0.5, "b": 0.5}, named=named)
-    assert got == {"a": round(KEYWORD_WEIGHT * 0.5 * NAMED_BOOST + 1.0, 4), "b": KEYWORD_WEIGHT * 0.5 + 1.0}
+    half = 0.5**KEYWORD_POWER
+    assert got == {
+        "a": round(KEYWORD_WEIGHT * half * NAMED_BOOST + 1.0, 4),
+        "b": round(KEYWORD_WEIGHT * half + 1.0, 4),
+    }
 
 
 def test_an_entity_is_named_only_when_every_word_of_its_name_is_in_the_query() -> None:
@@ -171,9 +177,9 @@ def test_equal_scores_order_nearer_first_then_keyword_hits_in_their_order_then_b
 
 def test_scores_keep_four_decimals_so_nearly_equal_scores_tie() -> None:
     walk = context(memory("b", 0), memory("a", 0))
-    text = {"b": 0.5, "a": 0.500001}
+    text = {"b": 0.25, "a": 0.250001}
     best = ranked(evidence(walk, hits(text), set(), 0), list(text))
-    assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [(3.0, "b"), (3.0, "a")]
+    assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [(1.75, "b"), (1.75, "a")]
 
 
 @pytest.mark.parametrize(

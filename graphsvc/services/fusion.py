@@ -6,18 +6,21 @@ named entity), and `fuse` turns it into the score's `Parts`:
 
     score    = KEYWORD_WEIGHT · keyword · (NAMED_BOOST if named else 1) + walk + MEANING_WEIGHT · meaning
                + TIME_WEIGHT · time
-    keyword  = min(1, (K1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
+    keyword  = coverage ^ KEYWORD_POWER,   coverage = min(1, (K1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
     meaning  = clip((s - FLOOR) / (CEILING - FLOOR), 0, 1),   s = max(cos(q, m), SPREAD · cos(q, n) for n)
     walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))
     time     = the largest share of one of the memory's times inside the window the request names
                (services/timing.py; 0 when no time window was read)
 
-`keyword` is the share of the query's idf mass the memory holds: a term found once in a field of
+`coverage` is the share of the query's idf mass the memory holds: a term found once in a field of
 average length adds its whole idf there, (K1 + 1)·tf/(tf + K1·norm) = 1, so one shared common word
 (low idf, beside a rarer word the memory lacks) is a small part of a full match, whatever the other
-candidates. `meaning` reads the cosine on an absolute scale, calibrated for all-MiniLM-L6-v2: below
-FLOOR it says nothing (unrelated sentences sit there), from CEILING on it is a paraphrase. Neither
-depends on the best candidate, so a weak best hit is not promoted to a full match.
+candidates. `keyword` raises it to KEYWORD_POWER: a memory holding all of the query counts in full,
+one holding a part less than its share (a third of the query, a fifth of a full match), so a word
+the question shares with a memory about something else weighs less beside the meaning. `meaning`
+reads the cosine on an absolute scale, calibrated for all-MiniLM-L6-v2: below FLOOR it says nothing
+(unrelated sentences sit there), from CEILING on it is a paraphrase. Neither depends on the best
+candidate, so a weak best hit is not promoted to a full match.
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ from dataclasses import dataclass, field
 from graphsvc.domain.models import Signal
 
 K1 = 1.2  # BM25's term saturation (services/term_stats.py scores with it)
-KEYWORD_WEIGHT = 4.0
+KEYWORD_WEIGHT = 6.0
+KEYWORD_POWER = 1.5  # coverage counts more than in proportion (bench/README.md: Meaning by default)
 MEANING_WEIGHT = 1.5
 NAMED_BOOST = 1.3  # keyword factor for a memory that mentions an entity the query names
 SPREAD = 0.7  # a memory's closeness is at least SPREAD · its nearest window neighbour's cosine
 FLOOR = 0.2  # a cosine at or below it adds no meaning
-CEILING = 0.55  # a cosine at or above it is a full match of meaning
+CEILING = 0.5  # a cosine at or above it is a full match of meaning
 TIME_WEIGHT = 1.0  # a memory's time overlap with the window a query names (bench/README.md, Time)
 
 
@@ -104,7 +108,7 @@ def signals(*, keyword: bool, meaning: bool, walk: bool, time: bool = False) -> 
 
 def fuse(evidence: Evidence) -> Parts:
     return Parts(
-        keyword=coverage(evidence.bm25, evidence.attainable),
+        keyword=coverage(evidence.bm25, evidence.attainable) ** KEYWORD_POWER,
         meaning=closeness(evidence.own, evidence.near),
         walk=1.0 / (1 + evidence.hop) + min(1.0, evidence.support),
         named=evidence.named,

@@ -1,9 +1,10 @@
 """Recall's score: every weight and every term, in one place. Pure: no I/O, no clock.
 
 The score of a memory the walk reached within `hops` (README: *Recall*) is services/fusion.py's, which
-holds its weights (KEYWORD_WEIGHT, NAMED_BOOST, MEANING_WEIGHT, the cosine's calibration, SPREAD):
+holds its weights (KEYWORD_WEIGHT and _POWER, NAMED_BOOST, MEANING_WEIGHT, the cosine's calibration,
+SPREAD):
 
-    score = 4 * keyword * named + walk + 1.5 * meaning + 1 * time
+    score = 6 * keyword * named + walk + 1.5 * meaning + 1 * time,   keyword = coverage ^ 1.5
 
 This module gathers each memory's `evidence` for it and orders the memories (`ranked`):
 
