@@ -153,6 +153,7 @@ def formula(
     ceiling: float = 0.6,
     spread: float = 0.7,
     named: float = 1.3,
+    power: float = 1.0,
 ) -> Callable[[list[Any], dict[str, float]], float]:
     """A score of one candidate row under the given fusion; `query` holds the query's best BM25 and
     best closeness (for the relative forms, today's)."""
@@ -160,7 +161,7 @@ def formula(
     def score(row: list[Any], query: dict[str, float]) -> float:
         _, bm25, attainable, own, near, hop, support, is_named, _ = row
         if keyword == "coverage":
-            k = min(1.0, 2.2 * bm25 / attainable) if bm25 > 0 and attainable > 0 else 0.0
+            k = min(1.0, 2.2 * bm25 / attainable) ** power if bm25 > 0 and attainable > 0 else 0.0
         else:  # relative: divided by the best hit's, as before issue 28
             k = bm25 / query["best_bm25"] if query["best_bm25"] > 0 else 0.0
         s = max(own if own is not None else 0.0, spread * near if near is not None else 0.0)
@@ -240,6 +241,15 @@ def rank(path: Path) -> None:
         params = {"kw": kw, "mw": mw, "floor": floor, "ceiling": ceiling, "spread": spread}
         figures = evaluate(records, "on", **params)
         worst = min(figures[c] - alone[kw][c] for c in CATEGORIES)
+        show(" ".join(f"{k} {v}" for k, v in params.items()), figures, f"{100 * worst:+8.1f}")
+    # The keyword term as coverage ^ power (services/fusion.py: KEYWORD_POWER), around today's formula.
+    for power, kw, ceiling in itertools.product(
+        (1.25, 1.5, 1.75, 2.0), (4.0, 5.0, 6.0, 7.0, 8.0), (0.45, 0.5, 0.55)
+    ):
+        params = {"power": power, "kw": kw, "ceiling": ceiling}
+        figures = evaluate(records, "on", **params)
+        off = evaluate(records, "off", power=power, kw=kw, mw=0)  # keywords alone, the same code
+        worst = min(figures[c] - off[c] for c in CATEGORIES)
         show(" ".join(f"{k} {v}" for k, v in params.items()), figures, f"{100 * worst:+8.1f}")
 
 

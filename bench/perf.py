@@ -550,7 +550,9 @@ def main() -> None:
         metavar="JSON",
         help="only print and plot saved results (e.g. results/perf.json)",
     )
-    parser.add_argument("--out", type=Path, metavar="JSON", help="where to write the results (default results/)")
+    parser.add_argument(
+        "--out", type=Path, metavar="JSON", help="where to write the results (default results/)"
+    )
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     saved = args.report or args.out or RESULTS / ("perf-meaning.json" if args.embeddings else "perf.json")
