@@ -4,7 +4,7 @@ The score of a memory the walk reached within `hops` (README: *Recall*) is servi
 holds its weights (KEYWORD_WEIGHT and _POWER, NAMED_BOOST, MEANING_WEIGHT, the cosine's calibration,
 SPREAD):
 
-    score = 6 * keyword * named + walk + 1.5 * meaning + 1 * time,   keyword = coverage ^ 1.5
+    score = 6 * keyword * named + walk + 1.5 * meaning + 1.5 * time,   keyword = coverage ^ 1.5
 
 This module gathers each memory's `evidence` for it and orders the memories (`ranked`):
 
