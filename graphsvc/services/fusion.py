@@ -31,7 +31,7 @@ from graphsvc.domain.models import Signal
 
 K1 = 1.2  # BM25's term saturation (services/term_stats.py scores with it)
 KEYWORD_WEIGHT = 6.0
-KEYWORD_POWER = 1.5  # coverage counts more than in proportion (bench/README.md: Meaning by default)
+KEYWORD_POWER = 1.5  # a part of the query counts less than its share (bench/README.md: Third pass)
 MEANING_WEIGHT = 1.5
 NAMED_BOOST = 1.3  # keyword factor for a memory that mentions an entity the query names
 SPREAD = 0.7  # a memory's closeness is at least SPREAD · its nearest window neighbour's cosine

@@ -1,12 +1,8 @@
-"""Recall's score: every weight and every term, in one place. Pure: no I/O, no clock.
+"""Recall's score: the evidence for every term, gathered in one place. Pure: no I/O, no clock.
 
-The score of a memory the walk reached within `hops` (README: *Recall*) is services/fusion.py's, which
-holds its weights (KEYWORD_WEIGHT and _POWER, NAMED_BOOST, MEANING_WEIGHT, the cosine's calibration,
-SPREAD):
-
-    score = 6 * keyword * named + walk + 1.5 * meaning + 1.5 * time,   keyword = coverage ^ 1.5
-
-This module gathers each memory's `evidence` for it and orders the memories (`ranked`):
+The score of a memory the walk reached within `hops` (README: *Recall*) is services/fusion.py's: its
+formula and every weight live there. This module gathers each memory's `evidence` for it and orders
+the memories (`ranked`):
 
 - keyword: the memory's BM25 over the graph's own term statistics (services/term_stats.py's
   QueryScorer: Lucene's analysis and BM25, k1 1.2 and b 0.75, which must stay Lucene's) summed over
