@@ -14,9 +14,9 @@
 Prints a table; writes bench/results/perf.json, perf.png and profile-recall.txt. Data: bench/dataset.py.
 
 `--embeddings` measures meaning on beside keywords alone, in the same run on the same graph
-(results/perf-meaning.json): per query, recall with meaning on, the raw replay of its statements,
-recall with keywords alone, MCP (meaning on); the vector leg (embed/nearest) timed alone in the
-replay. The query is encoded by the real model, but the bulk memories get random unit vectors, written
+(results/perf-meaning.json): per query, recall with meaning on and with keywords alone (each first in
+turn), the raw replay of the on side's statements, MCP (meaning on); the vector leg (embed/nearest)
+timed alone in the replay. The query is encoded by the real model, but the bulk memories get random unit vectors, written
 through the worker's own claim and store statements (the model would take the worker hours at 100k on
 two cores); recall's statements cost the same whatever the vectors say, up to how the index's graph is
 shaped. Ingest alternates batches with meaning on and off. Then: remember p50 with the embedding worker
@@ -181,19 +181,30 @@ async def recall_latency(
     queries: list[str],
     keywords_only: MemoryService | None = None,
 ) -> dict[str, Any]:
-    """Per query, alternately: the service layer, the raw replay of its statements (each timed, the
-    vector leg apart), the service with keywords alone (when given), then MCP."""
+    """Per query: the service layer with meaning on and with keywords alone (when given), one before the
+    other in turn (whichever comes first runs right after the last query's MCP call, whose server shares
+    this process), then the raw replay of the on side's statements (each timed, the vector leg apart),
+    then MCP (meaning on)."""
     service, raw, mcp, returned = [], [], [], []
     off: list[float] = []
     statements: dict[str, list[float]] = {}
+
+    async def timed(side: MemoryService, query: str) -> tuple[float, Any]:
+        started = time.perf_counter()
+        result = await side.recall(RecallInput(query=query, graph=GRAPH))
+        return time.perf_counter() - started, result
+
     async with Client(f"{url}/mcp") as client:
         for n, query in enumerate(queries[:WARMUP] + queries):
             warm = n < WARMUP
+            off_elapsed = 0.0
+            if keywords_only is not None and n % 2:
+                off_elapsed, _ = await timed(keywords_only, query)
             recorder.calls = []
-            started = time.perf_counter()
-            result = await memory.recall(RecallInput(query=query, graph=GRAPH))
-            elapsed = time.perf_counter() - started
+            elapsed, result = await timed(memory, query)
             calls = list(recorder.calls)
+            if keywords_only is not None and not n % 2:
+                off_elapsed, _ = await timed(keywords_only, query)
             raw_elapsed = 0.0
             for name, text, params in calls:
                 started = time.perf_counter()
@@ -202,11 +213,6 @@ async def recall_latency(
                 raw_elapsed += took
                 if not warm:
                     statements.setdefault(name, []).append(took)
-            if keywords_only is not None:
-                started = time.perf_counter()
-                await keywords_only.recall(RecallInput(query=query, graph=GRAPH))
-                if not warm:
-                    off.append(time.perf_counter() - started)
             started = time.perf_counter()
             reply = await client.call_tool("recall", {"query": query, "graph": GRAPH})
             mcp_elapsed = time.perf_counter() - started
@@ -215,6 +221,8 @@ async def recall_latency(
                 service.append(elapsed)
                 raw.append(raw_elapsed)
                 mcp.append(mcp_elapsed)
+                if keywords_only is not None:
+                    off.append(off_elapsed)
                 returned.append((len(result.memories), len(result.context[0]), len(calls)))
     return {
         "service": summary(service),
