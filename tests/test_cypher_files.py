@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,11 +98,6 @@ async def test_the_server_runs_a_neo4j_recent_enough(store: GraphStore) -> None:
     assert not too_old(records[0]["v"])
 
 
-async def _definitions(store: GraphStore) -> dict[str, list[str]]:
-    records, _, _ = await store._driver.execute_query("SHOW INDEXES YIELD name, properties")
-    return {r["name"]: r["properties"] for r in records}
-
-
 @pytest.mark.neo4j
 async def test_schema_apply_marks_the_database_with_its_schema_and_graphsvc_version(
     store: GraphStore,
@@ -144,19 +140,39 @@ async def test_the_mark_keeps_a_newer_schema_that_marked_the_database_meanwhile(
         await store.apply_schema()
 
 
-@pytest.mark.neo4j
-async def test_schema_apply_remakes_a_vector_index_without_the_graph_filter_on_an_unmarked_database(
-    store: GraphStore,
-) -> None:
-    """A database written before the marker (and before Neo4j 2026) has a vector index without graphKey,
-    which `IF NOT EXISTS` alone would keep: the schema-2 step drops it first."""
-    run = store._driver.execute_query
-    await run("MATCH (s:GraphsvcSchema) DELETE s")
-    await run("DROP INDEX memory_embedding IF EXISTS")  # as Neo4j 5 made it: no filter property
-    await run(
-        "CREATE VECTOR INDEX memory_embedding FOR (m:Memory) ON m.embedding"
-        " OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
+async def _vector_index(store: GraphStore) -> dict[str, Any]:
+    records, _, _ = await store._driver.execute_query(
+        "SHOW VECTOR INDEXES YIELD name, id, properties, options WHERE name = 'memory_embedding' "
+        "RETURN id, properties, options.indexConfig['vector.quantization.type'] AS quantization"
     )
+    return records[0].data()
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize(
+    ("filtered", "quantization"),
+    [(False, ""), (True, ", `vector.quantization.type`: 'BINARY'")],
+    ids=["no graph filter (Neo4j 5)", "quantized (Neo4j 2026.08's default)"],
+)
+async def test_schema_apply_remakes_a_vector_index_an_older_graphsvc_made(
+    store: GraphStore, filtered: bool, quantization: str
+) -> None:
+    """`IF NOT EXISTS` alone would keep an older graphsvc's index: it is found by what it is (whatever the
+    marker says) and dropped first; made again, it is kept at the next start."""
+    run = store._driver.execute_query
+    await run("DROP INDEX memory_embedding IF EXISTS")
+    await run(
+        "CYPHER 25 CREATE VECTOR INDEX memory_embedding FOR (m:Memory) ON m.embedding"
+        + (" WITH [m.graphKey]" if filtered else "")
+        + " OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'"
+        + quantization
+        + "}}"
+    )
+    old = await _vector_index(store)
     await store.apply_schema()
-    assert (await _definitions(store))["memory_embedding"] == ["embedding", "graphKey"]
+    made = await _vector_index(store)
+    assert made["id"] != old["id"]
+    assert (made["properties"], made["quantization"]) == (["embedding", "graphKey"], "NONE")
+    await store.apply_schema()
+    assert await _vector_index(store) == made
     assert await _marker(store) == [{"id": "schema", "version": SCHEMA_VERSION, "writtenBy": VERSION}]

@@ -33,8 +33,9 @@ log = logging.getLogger("graphsvc")
 
 # The schema of cypher/schema/, marked on the database at start-up (GraphsvcSchema). Raise it with a change
 # that an existing database needs an upgrade step for, and add that step for the databases marked below it.
-# Schema 2: the vector index holds each memory's graphKey (Neo4j 2026.02+ filters inside the index); a
-# database marked below it, or not marked (written before the marker), has its old index dropped first.
+# Schema 2: the vector index holds each memory's graphKey (Neo4j 2026.02+ filters inside the index). An
+# index made otherwise (without it, or quantized) is found by what it is, not by the marker, and dropped
+# first (schema/old_vector_index.cypher): a start-up that timed out while the new one populated keeps it.
 SCHEMA_VERSION = 2
 VERSION = version("graphsvc")
 # The oldest Neo4j whose Cypher has what cypher/ uses: vector indexes with filter properties and the
@@ -141,8 +142,8 @@ class GraphStore:
             return await session.execute_write(lambda tx: work(Transaction(self, tx)))
 
     async def apply_schema(self) -> list[str]:
-        """Check the server and which schema wrote the database, run the upgrade steps of the schemas
-        it was marked below, create what `cypher/schema/` declares (`IF NOT EXISTS`), then mark the
+        """Check the server and which schema wrote the database, drop a vector index an older graphsvc
+        made, create what `cypher/schema/` declares (`IF NOT EXISTS`), then mark the
         database with SCHEMA_VERSION and graphsvc's version; returns the statements applied.
 
         Raises:
@@ -152,12 +153,13 @@ class GraphStore:
         await self._check_version()
         marker = await self._execute("schema/marker", {}, None)
         _refuse_newer(marker)
-        if not marker or (marker[0]["version"] or 0) < 2:
-            await self._execute("schema/unfiltered_vector_index", {}, None)
+        old = await self._execute("schema/old_vector_index", {}, None)
+        if old and old[0]["old"]:
+            await self._execute("schema/drop_vector_index", {}, None)
         names = sorted(
             n
             for n, s in self.statements.items()
-            if s.mode == "schema" and n not in ("schema/await_indexes", "schema/unfiltered_vector_index")
+            if s.mode == "schema" and n not in ("schema/await_indexes", "schema/drop_vector_index")
         )
         for name in names:
             await self._execute(name, {}, None)
