@@ -2,8 +2,9 @@
 // params: key, vector, limit, breadth
 // The `limit` memories nearest to `vector` of the graph whose graphKey is `key`, filtered inside the
 // vector index (schema/memory_embedding.cypher): other graphs' memories never take their places,
-// however many there are. The index is approximate: asked for its `breadth` nearest (more than
-// `limit`), its best `limit` were the exact nearest (99.7% of them beside 1M others; bench/README.md).
+// however many there are. The index is approximate: asked for its `breadth` nearest (100, more than
+// `limit`), its best 20 were a graph's exact nearest 20 beside 100,000 other vectors, and the same as
+// on a fresh server beside a million (bench/README.md, *Fourth pass*).
 // Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as graph/keyword_hits' rows, for the walk,
 // in one row holding a list, as graph/neighbours.
 CYPHER 25
