@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 from graphsvc.app import Services
 from graphsvc.config import Settings
 from graphsvc.errors import NotConfigured
+from graphsvc.store import graph
 from graphsvc.store.cypher import CypherFileError, load
 from graphsvc.store.graph import SCHEMA_VERSION, VERSION, GraphStore, too_old
 
@@ -176,3 +178,30 @@ async def test_schema_apply_remakes_a_vector_index_an_older_graphsvc_made(
     await store.apply_schema()
     assert await _vector_index(store) == made
     assert await _marker(store) == [{"id": "schema", "version": SCHEMA_VERSION, "writtenBy": VERSION}]
+
+
+@pytest.mark.neo4j
+async def test_schema_apply_waits_for_an_index_still_building_and_says_how_far_it_has_come(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A vector index made again over many memories takes minutes, and a search of it fails until it is
+    online: start-up waits for it, logging its progress, however long it takes."""
+    run = store._driver.execute_query
+    await run("UNWIND range(1, 20000) AS i CREATE (:Probe {embedding: [x IN range(1, 384) | rand()]})")
+    monkeypatch.setattr(graph, "INDEX_PROGRESS_S", 0.0)
+    try:
+        await run(
+            "CREATE VECTOR INDEX probe_embedding FOR (p:Probe) ON p.embedding"
+            " OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
+        )
+        with caplog.at_level(logging.WARNING, logger="graphsvc"):
+            await store.apply_schema()
+        records, _, _ = await run(
+            "SHOW INDEXES YIELD name, state WHERE name = 'probe_embedding' RETURN state"
+        )
+        assert records[0]["state"] == "ONLINE"
+        progress = [r.getMessage() for r in caplog.records if "probe_embedding (" in r.getMessage()]
+        assert progress and all(re.search(r"probe_embedding \(\d+%\)", line) for line in progress)
+    finally:
+        await run("DROP INDEX probe_embedding IF EXISTS")
+        await run("MATCH (p:Probe) DELETE p")

@@ -37,6 +37,8 @@ log = logging.getLogger("graphsvc")
 # index made otherwise (without it, or quantized) is found by what it is, not by the marker, and dropped
 # first (schema/old_vector_index.cypher): a start-up that timed out while the new one populated keeps it.
 SCHEMA_VERSION = 2
+INDEX_POLL_S = 0.2  # start-up's wait for the indexes still building: how often it looks
+INDEX_PROGRESS_S = 10.0  # and how often it logs how far they have come
 VERSION = version("graphsvc")
 # The oldest Neo4j whose Cypher has what cypher/ uses: vector indexes with filter properties and the
 # SEARCH clause (Cypher 25, generally available from 2026.02). Tested on 2026.09.0.
@@ -143,12 +145,12 @@ class GraphStore:
 
     async def apply_schema(self) -> list[str]:
         """Check the server and which schema wrote the database, drop a vector index an older graphsvc
-        made, create what `cypher/schema/` declares (`IF NOT EXISTS`), then mark the
-        database with SCHEMA_VERSION and graphsvc's version; returns the statements applied.
+        made, create what `cypher/schema/` declares (`IF NOT EXISTS`), wait until every index is online,
+        then mark the database with SCHEMA_VERSION and graphsvc's version; returns the statements applied.
 
         Raises:
-            NotConfigured: the server is older than MIN_NEO4J, or a newer schema than SCHEMA_VERSION
-                wrote the database.
+            NotConfigured: the server is older than MIN_NEO4J, a newer schema than SCHEMA_VERSION
+                wrote the database, or an index failed to build.
         """
         await self._check_version()
         marker = await self._execute("schema/marker", {}, None)
@@ -157,17 +159,37 @@ class GraphStore:
         if old and old[0]["old"]:
             await self._execute("schema/drop_vector_index", {}, None)
         names = sorted(
-            n
-            for n, s in self.statements.items()
-            if s.mode == "schema" and n not in ("schema/await_indexes", "schema/drop_vector_index")
+            n for n, s in self.statements.items() if s.mode == "schema" and n != "schema/drop_vector_index"
         )
         for name in names:
             await self._execute(name, {}, None)
-        await self._execute("schema/await_indexes", {}, None)
+        await self._await_indexes()
         _refuse_newer(
             await self._execute("schema/mark", {"version": SCHEMA_VERSION, "writtenBy": VERSION}, None)
         )
         return names
+
+    async def _await_indexes(self) -> None:
+        """Until every index is online, logging which are building and how far they have come every
+        INDEX_PROGRESS_S (a vector index made again over a million memories takes minutes here).
+
+        Raises:
+            NotConfigured: an index failed to build.
+        """
+        logged = None
+        while building := await self._execute("schema/building_indexes", {}, None):
+            if failed := [row["name"] for row in building if row["state"] == "FAILED"]:
+                raise NotConfigured(
+                    f"Neo4j failed to build the index {', '.join(failed)} (its log says why); drop it "
+                    "(DROP INDEX name) and start graphsvc again to make it again"
+                )
+            if logged is None or time.monotonic() - logged >= INDEX_PROGRESS_S:
+                log.warning(
+                    "waiting for Neo4j to build %s",
+                    ", ".join(f"{row['name']} ({row['populationPercent']:.0f}%)" for row in building),
+                )
+                logged = time.monotonic()
+            await asyncio.sleep(INDEX_POLL_S)
 
     async def _check_version(self) -> None:
         async with _translated(None):

@@ -1,3 +1,0 @@
-// mode: schema
-// params:
-CALL db.awaitIndexes(300)
