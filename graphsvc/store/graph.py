@@ -35,7 +35,7 @@ log = logging.getLogger("graphsvc")
 # that an existing database needs an upgrade step for, and add that step for the databases marked below it.
 # Schema 2: the vector index holds each memory's graphKey (Neo4j 2026.02+ filters inside the index). An
 # index made otherwise (without it, or quantized) is found by what it is, not by the marker, and dropped
-# first (schema/old_vector_index.cypher): a start-up that timed out while the new one populated keeps it.
+# first (schema/old_vector_index.cypher): a start-up stopped while the new one populated keeps it next time.
 SCHEMA_VERSION = 2
 INDEX_POLL_S = 0.2  # start-up's wait for the indexes still building: how often it looks
 INDEX_PROGRESS_S = 10.0  # and how often it logs how far they have come
