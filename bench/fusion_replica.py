@@ -34,6 +34,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from graphsvc.services import fusion
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -161,7 +163,7 @@ def formula(
     def score(row: list[Any], query: dict[str, float]) -> float:
         _, bm25, attainable, own, near, hop, support, is_named, _ = row
         if keyword == "coverage":
-            k = min(1.0, 2.2 * bm25 / attainable) ** power if bm25 > 0 and attainable > 0 else 0.0
+            k = fusion.coverage(bm25, attainable) ** power
         else:  # relative: divided by the best hit's, as before issue 28
             k = bm25 / query["best_bm25"] if query["best_bm25"] > 0 else 0.0
         s = max(own if own is not None else 0.0, spread * near if near is not None else 0.0)
