@@ -54,8 +54,9 @@ def load(driver: neo4j.Driver, size: int, tenant: np.ndarray) -> np.ndarray:
 
 
 def measure(
-    driver: neo4j.Driver, quantization: str, graphs: dict[str, np.ndarray], queries: np.ndarray
+    driver: neo4j.Driver, quantization: str, exact: dict[str, list[set[int]]], queries: np.ndarray
 ) -> None:
+    """`exact`: per graph, each query's exact nearest KEEP (the same for every quantization)."""
     driver.execute_query("DROP INDEX vec IF EXISTS")
     started = time.monotonic()
     driver.execute_query(  # quantization is one of CONFIGS
@@ -64,12 +65,11 @@ def measure(
     )
     driver.execute_query("CALL db.awaitIndexes(3600)")
     print(f"{quantization}: index made in {time.monotonic() - started:.0f} s", flush=True)
-    for graph, vectors in graphs.items():
-        exact = [set(np.argsort(-(vectors @ q), kind="stable")[:KEEP].tolist()) for q in queries]
+    for graph, nearest_by_query in exact.items():
         for k in BREADTHS:
             times, share = [], 0
             for round_ in range(3):
-                for q, nearest in zip(queries, exact, strict=True):
+                for q, nearest in zip(queries, nearest_by_query, strict=True):
                     started = time.perf_counter()
                     [record] = driver.execute_query(SEARCH, q=q.tolist(), g=graph, k=k, keep=KEEP).records
                     times.append(time.perf_counter() - started)
@@ -97,9 +97,13 @@ def main() -> None:
         auth = (neo.user, neo.password.get_secret_value())
         with neo4j.GraphDatabase.driver(neo.uri, auth=auth, notifications_min_severity="OFF") as driver:
             big = load(driver, args.size, tenant)
+            exact = {
+                graph: [set(np.argsort(-(vectors @ q), kind="stable")[:KEEP].tolist()) for q in queries]
+                for graph, vectors in (("big", big), ("tenant", tenant))
+            }
             print(f"{args.size:,} random vectors and {len(tenant)} of the model's, {args.queries} queries")
             for quantization in CONFIGS:
-                measure(driver, quantization, {"big": big, "tenant": tenant}, queries)
+                measure(driver, quantization, exact, queries)
 
 
 if __name__ == "__main__":
