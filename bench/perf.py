@@ -19,9 +19,10 @@ turn), the raw replay of the on side's statements, MCP (meaning on); the vector 
 timed alone in the replay. The query is encoded by the real model, but the bulk memories get random
 unit vectors, written through the worker's own claim and store statements (the model would take the
 worker hours at 100k on two cores); recall's statements cost the same whatever the vectors say, up to
-how the index's graph is shaped. Ingest alternates batches with meaning on and off. Then: remember p50 with the embedding worker
-idle against busy (a backlog encoded by the real model), and the tenant check (a small graph's nearest
-20 and recall top 10, taken on the fresh server, compared at every size beside the large graph).
+how the index's graph is shaped. Ingest alternates batches with meaning on and off. Then: remember p50
+with the embedding worker idle against busy (a backlog encoded by the real model), and the tenant check
+(a small graph's nearest 20 and recall top 10, taken on the fresh server, compared at every size beside
+the large graph).
 """
 
 from __future__ import annotations
