@@ -146,3 +146,14 @@ def test_strings_from_the_file_are_shown_inert() -> None:
     records[0]["graph"] = "ops\x1b[31m"
     report = audit.audit(_lines(records), None)
     assert "\x1b" not in audit.render(report) and report.exit_code == 1
+
+
+def test_every_property_a_link_accepts_fits_an_export_line() -> None:
+    # link's props take strings, numbers, booleans or lists of one of those; an export line holds them
+    # all (a list of booleans once broke the export stream mid-way: the fuzzer found it).
+    props = {"s": "x", "b": True, "i": 3, "f": 0.5, "ls": ["a"], "lb": [True, False], "li": [1], "lf": [0.5]}
+    line = export.RelationLine.model_validate(
+        {"type": "relation", "id": None, "rel": "KNOWS", "from": "Person:a", "to": "Person:b", "props": props}
+    )
+    assert line.props == props and isinstance(line.props["lb"], list)
+    assert [type(v) for v in line.props["lb"]] == [bool, bool]

@@ -41,7 +41,14 @@ Position = Annotated[int, Field(ge=1, le=2**53, strict=True)]
 Instant = Annotated[str, Field(max_length=64)]
 # Stored properties outside the hashed envelope (contentKey, title, ...): what a Neo4j property holds.
 PropValue = (
-    StrictStr | StrictBool | StrictInt | StrictFloat | list[StrictStr] | list[StrictInt] | list[StrictFloat]
+    StrictStr
+    | StrictBool
+    | StrictInt
+    | StrictFloat
+    | list[StrictStr]
+    | list[StrictBool]
+    | list[StrictInt]
+    | list[StrictFloat]
 )
 Props = dict[Annotated[str, Field(pattern=PROP_KEY)], PropValue]
 
