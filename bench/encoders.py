@@ -1,8 +1,11 @@
-"""Encoder throughput on this machine: texts per second for LoCoMo's turns ("<speaker>: <text>").
+"""Encoders side by side: recall quality by cosine alone, and throughput on this machine.
 
     .venv/bin/python bench/encoders.py [--data locomo-dev.json] [--texts 800]
 
-Measures graphsvc's encoder (the int8 all-MiniLM-L6-v2 of the `embeddings` extra, one thread) one
+For each model: the hard paraphrase set's hit@1 / hit@5 and LoCoMo dev's R@10 by cosine alone (no
+keywords, no walk), then texts per second for LoCoMo's turns ("<speaker>: <text>").
+
+Measures graphsvc's encoders (graphsvc.encoder.onnx.MODELS: int8 bge-small-en-v1.5 and all-MiniLM-L6-v2, one thread) one
 text at a time and in batches of 32 (sorted by length, as padding costs), one query, and, when the
 package is installed (`pip install wordllama`, not a graphsvc dependency), WordLlama's static 256-d
 embeddings loaded from the files its wheel ships (its loader looks for the tokenizer in a folder the
@@ -18,10 +21,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo import DATA, turns
+import numpy as np
+from locomo import DATA, DEV_HALF, chosen, turns
 
-from graphsvc.encoder.minilm import MiniLM
+from graphsvc.encoder.onnx import MODELS, OnnxEncoder
+from graphsvc.services.embeddings import meaning_of
+from tests import paraphrase_hard
 
 
 def rate(encode: Callable[[Sequence[str]], object], texts: list[str], batch: int) -> float:
@@ -48,6 +55,31 @@ def wordllama() -> Callable[[Sequence[str]], object] | None:
     return lambda texts: model.embed(list(texts), norm=True)
 
 
+def hard_set(encoder: OnnxEncoder) -> tuple[int, int]:
+    """tests/paraphrase_hard.py by cosine alone (the query as recall embeds it): answers first, in the top 5."""
+    texts = paraphrase_hard.ordered()
+    memories = np.array(encoder.encode(texts))
+    ranks = []
+    for memory, question in paraphrase_hard.PAIRS:
+        cosines = memories @ np.array(encoder.encode_query(meaning_of(question)))
+        ranks.append(int((cosines > cosines[texts.index(memory)]).sum()))
+    return sum(r == 0 for r in ranks), sum(r < 5 for r in ranks)
+
+
+def locomo_r10(encoder: OnnxEncoder, samples: list[dict]) -> float:
+    """LoCoMo's questions against their conversation's turns ("<speaker>: <text>") by cosine alone: the
+    share of each question's evidence turns among the 10 nearest, averaged."""
+    scores = []
+    for sample in samples:
+        said = turns(sample)
+        memories = np.array(encoder.encode([f"{t['speaker']}: {t['text']}" for _, _, t in said]))
+        for qa in sample["qa"]:
+            if evidence := set(qa.get("evidence") or []):
+                nearest = np.argsort(-(memories @ np.array(encoder.encode_query(qa["question"]))))[:10]
+                scores.append(len(evidence & {said[i][1] for i in nearest}) / len(evidence))
+    return float(np.mean(scores))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -56,14 +88,18 @@ def main() -> None:
     samples = json.loads(args.data.read_text())
     texts = [f"{t['speaker']}: {t['text']}" for s in samples for _, _, t in turns(s)][: args.texts]
     print(f"{len(texts)} turns, {sum(map(len, texts)) / len(texts):.0f} characters on average")
-    minilm = MiniLM.load()
-    for batch in (1, 32):
-        print(f"all-MiniLM-L6-v2 int8, batch {batch}: {rate(minilm.encode, texts, batch):,.0f} texts/s")
-    query = "What did Caroline research about adoption agencies?"
-    started = time.perf_counter()
-    for _ in range(50):
-        minilm.encode([query])
-    print(f"all-MiniLM-L6-v2 int8, one query: {1000 * (time.perf_counter() - started) / 50:.1f} ms")
+    for name in MODELS:
+        encoder = OnnxEncoder.load(name)
+        hard1, hard5 = hard_set(encoder)
+        print(f"{name}, cosine alone: hard set hit@1 {hard1}/46, hit@5 {hard5}/46; ", end="")
+        print(f"LoCoMo dev R@10 {locomo_r10(encoder, chosen(samples, DEV_HALF)):.3f}")
+        for batch in (1, 32):
+            print(f"{name} int8, batch {batch}: {rate(encoder.encode, texts, batch):,.0f} texts/s")
+        query = "What did Caroline research about adoption agencies?"
+        started = time.perf_counter()
+        for _ in range(50):
+            encoder.encode_query(query)
+        print(f"{name} int8, one query: {1000 * (time.perf_counter() - started) / 50:.1f} ms")
     static = wordllama()
     if static is not None:
         print(f"wordllama l2_supercat 256-d, batch 64: {rate(static, texts, 64):,.0f} texts/s")

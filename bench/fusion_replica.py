@@ -39,7 +39,7 @@ from graphsvc.services import fusion
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-async def dump(settings: Any, data: Path | None, out: Path) -> None:
+async def dump(settings: Any, data: Path | None, out: Path, model: str) -> None:
     import graphsvc.services.recall as recall_module
     from graphsvc.app import Services
     from graphsvc.config import EmbeddingsSettings
@@ -56,7 +56,7 @@ async def dump(settings: Any, data: Path | None, out: Path) -> None:
         return found
 
     recall_module.evidence = hooked
-    settings.embeddings = EmbeddingsSettings(enabled=True)
+    settings.embeddings = EmbeddingsSettings(enabled=True, model=model)
     settings.deadline_s = 120  # a cold server on a loaded machine: the first writes take seconds
     services = Services.build(settings)
     await services.start()
@@ -156,9 +156,12 @@ def formula(
     spread: float = 0.7,
     named: float = 1.3,
     power: float = 1.0,
+    gap: float | None = None,
+    mix: float = 0.5,
 ) -> Callable[[list[Any], dict[str, float]], float]:
     """A score of one candidate row under the given fusion; `query` holds the query's best BM25 and
-    best closeness (for the relative forms, today's)."""
+    best closeness (for the relative forms). With a `gap`, meaning is `mix` of the absolute scale and
+    the rest relative to the closest candidate (services/fusion.py since the fifth pass)."""
 
     def score(row: list[Any], query: dict[str, float]) -> float:
         _, bm25, attainable, own, near, hop, support, is_named, _ = row
@@ -171,6 +174,9 @@ def formula(
             m = s / query["best_s"] if query["best_s"] > 0 else 0.0
         else:
             m = min(1.0, max(0.0, (s - floor) / (ceiling - floor)))
+        if gap is not None:
+            relative = min(1.0, max(0.0, 1 - (query["best_s"] - s) / gap)) if s > floor else 0.0
+            m = mix * m + (1 - mix) * relative
         return kw * k * (named if is_named else 1.0) + 1 / (1 + hop) + min(1.0, support) + mw * m
 
     return score
@@ -228,11 +234,30 @@ def show(name: str, figures: dict[str, float], tail: str = "") -> None:
 CATEGORIES = ["multi-hop", "temporal", "open-domain", "single-hop", "adversarial"]
 
 
-def rank(path: Path) -> None:
+def rank(path: Path, fifth: bool = False) -> None:
     """The figures of today's formula and of the grid; `worst` is the lowest change of R@10 of a
-    category against keywords alone with the same keyword weight (the target: no lower than -1 point)."""
+    category against keywords alone with the same keyword weight (the target: no lower than -1 point).
+    `fifth`: the fifth pass's grid alone (meaning relative to the closest candidate)."""
     records = json.loads(path.read_text())
     print(f"{'':58}" + "".join(f"{c[:7]:>8}" for c in COLUMNS) + "   worst")
+    if fifth:
+        off = evaluate(records, "off", power=1.5, kw=6.0, mw=0)
+        show("keywords alone (power 1.5, kw 6)", off)
+        axes = (
+            (1.5, 2.0, 2.5),
+            (0.2, 0.3, 0.35, 0.4, 0.5),
+            (0.5, 0.7, 0.75, 0.8),
+            (None, 0.05, 0.08, 0.12, 0.2),
+        )
+        for mw, floor, ceiling, gap in itertools.product(*axes):
+            for mix in (0.5,) if gap is not None else (1.0,):
+                if ceiling <= floor:
+                    continue
+                p = {"mw": mw, "floor": floor, "ceiling": ceiling, "gap": gap, "mix": mix}
+                figures = evaluate(records, "on", power=1.5, kw=6.0, **p)
+                worst = min(figures[c] - off[c] for c in CATEGORIES)
+                show(" ".join(f"{k} {v}" for k, v in p.items()), figures, f"{100 * worst:+8.1f}")
+        return
     show("before issue 28, keywords alone (relative)", evaluate(records, "off", keyword="relative", mw=0))
     show("before issue 28, on (relative, relative)", evaluate(records, "on", keyword="relative", floor=-1))
     alone = {kw: evaluate(records, "off", kw=kw, mw=0) for kw in (1.0, 1.5, 2.0, 3.0, 4.0)}
@@ -262,18 +287,20 @@ def main() -> None:
     d.add_argument("--data", type=Path, default=None, help="locomo10.json or the development half's copy")
     d.add_argument("--hard-only", action="store_true", help="the hard paraphrase set alone")
     d.add_argument("--out", type=Path, default=RESULTS / "fusion-dump.json")
+    d.add_argument("--model", default="bge-small-en-v1.5", help="GRAPHSVC_EMBEDDINGS_MODEL's choices")
     r = sub.add_parser("rank")
     r.add_argument("dump", type=Path)
+    r.add_argument("--fifth", action="store_true", help="the fifth pass's grid (meaning beside the closest)")
     args = parser.parse_args()
     if args.command == "rank":
-        rank(args.dump)
+        rank(args.dump, args.fifth)
         return
     import locomo
     from common import neo4j_settings
 
     data = None if args.hard_only else args.data or (locomo.DATA if locomo.DATA.exists() else None)
     with neo4j_settings() as settings:
-        asyncio.run(dump(settings, data, args.out))
+        asyncio.run(dump(settings, data, args.out, args.model))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ from common import neo4j_settings, served
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings
 from graphsvc.domain.models import RecallInput, RememberInput
-from graphsvc.encoder.minilm import MODEL_ID_LENGTH, MODEL_SHA256, MiniLM
+from graphsvc.encoder.onnx import DEFAULT_MODEL, DIMENSIONS, MODEL_ID_LENGTH, MODELS, OnnxEncoder
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.term_fold import fold
@@ -106,7 +106,7 @@ async def random_vectors(store: Any, dimensions: int, seed: int) -> int:
             for r, v in zip(claimed, vectors, strict=True)
         ]
         [done] = await store.run(
-            "embed/store", token="bench", rows=rows, model=MODEL_SHA256[:MODEL_ID_LENGTH]
+            "embed/store", token="bench", rows=rows, model=MODELS[DEFAULT_MODEL].sha256[:MODEL_ID_LENGTH]
         )
         stored += done["stored"]
     return stored
@@ -354,7 +354,7 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
     services = Services.build(settings)
     await services.start()
     recorder = Recorder(services.store)
-    embeddings = EmbeddingService(recorder, MiniLM.load(), "ok") if args.embeddings else None  # type: ignore[arg-type]
+    embeddings = EmbeddingService(recorder, OnnxEncoder.load(), "ok") if args.embeddings else None  # type: ignore[arg-type]
     memory = MemoryService(recorder, embeddings=embeddings)  # type: ignore[arg-type]
     keywords_only = MemoryService(recorder) if embeddings else None  # type: ignore[arg-type]
     neo = settings.neo4j
@@ -411,7 +411,7 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
                 row["ingest_keywords_only_items_per_s"] = round(rates[1], 1)
             if embeddings is not None:
                 await embeddings.backfill()  # the batches remembered with keywords alone
-                stored = await random_vectors(services.store, MiniLM.dimensions, seed=n)
+                stored = await random_vectors(services.store, DIMENSIONS, seed=n)
                 print(f"{n:,} memories: {stored:,} random vectors stored", file=sys.stderr)
             await fold(services.store, GRAPH)
             have = n

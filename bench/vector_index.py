@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dataset
 from common import neo4j_settings
 
-from graphsvc.encoder.minilm import MiniLM
+from graphsvc.encoder.onnx import OnnxEncoder
 
 CONFIGS = ("BINARY", "SCALAR", "NONE")
 BREADTHS = (20, 50, 100)
@@ -89,9 +89,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000, help="random vectors in the big graph")
     parser.add_argument("--queries", type=int, default=60)
     args = parser.parse_args()
-    model = MiniLM.load()
+    model = OnnxEncoder.load()
     tenant = np.array(model.encode([m["text"] for m in dataset.memories(500, seed=99)]), dtype=np.float32)
-    queries = np.array(model.encode(dataset.queries(args.queries, 10_000, seed=3)), dtype=np.float32)
+    queries = np.array(
+        [model.encode_query(q) for q in dataset.queries(args.queries, 10_000, seed=3)], dtype=np.float32
+    )
     with neo4j_settings(heap="4g", pagecache="4g") as settings:
         neo = settings.neo4j
         auth = (neo.user, neo.password.get_secret_value())

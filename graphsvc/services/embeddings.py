@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
+from graphsvc.services.fusion import Calibration
 from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Row, Store
 from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
@@ -52,12 +53,15 @@ log = logging.getLogger("graphsvc")
 
 
 class Encoder(Protocol):
-    """graphsvc.encoder.minilm.MiniLM: unit vectors, one per text."""
+    """graphsvc.encoder.onnx.OnnxEncoder: unit vectors, one per memory's text or per query."""
 
     dimensions: int
     model: str  # names the model file (its sha256 prefix): stored with each vector
+    calibration: tuple[float, float, float]  # how its cosines read as meaning: fusion.Calibration's fields
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def encode_query(self, text: str) -> list[float]: ...
 
 
 class EmbeddingService:
@@ -72,6 +76,11 @@ class EmbeddingService:
     @property
     def on(self) -> bool:
         return self._encoder is not None and self.status == "ok"
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """How the model's cosines read as meaning (services/fusion.py); None when off."""
+        return Calibration(*self._encoder.calibration) if self._encoder and self.on else None
 
     # ---- the write side -------------------------------------------------------------------------
 
@@ -154,7 +163,7 @@ class EmbeddingService:
             return None
         assert self._encoder is not None
         encoder, text = self._encoder, meaning_of(query)
-        return asyncio.ensure_future(asyncio.to_thread(lambda: encoder.encode([text])[0]))
+        return asyncio.ensure_future(asyncio.to_thread(encoder.encode_query, text))
 
     async def similarities(self, graph: str, vector: list[float], ids: Sequence[str]) -> Cosines:
         """Each memory of `ids`: its own cosine to `vector` and its window neighbours' (ranking.cosines)."""

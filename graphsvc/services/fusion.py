@@ -7,7 +7,8 @@ named entity), and `fuse` turns it into the score's `Parts`:
     score    = KEYWORD_WEIGHT · keyword · (NAMED_BOOST if named else 1) + walk + MEANING_WEIGHT · meaning
                + TIME_WEIGHT · time
     keyword  = coverage ^ KEYWORD_POWER,   coverage = min(1, (K1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
-    meaning  = clip((s - FLOOR) / (CEILING - FLOOR), 0, 1),   s = max(cos(q, m), SPREAD · cos(q, n) for n)
+    meaning  = 0 if s ≤ floor, else ½ · clip((s - floor) / (ceiling - floor), 0, 1) + ½ · clip(1 - (s* - s) / gap, 0, 1)
+               s = max(cos(q, m), SPREAD · cos(q, n) for n),   s* = the largest s among the recall's candidates
     walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))
     time     = the largest share of one of the memory's times inside the window the request names
                (services/timing.py; 0 when no time window was read)
@@ -17,10 +18,17 @@ average length adds its whole idf there, (K1 + 1)·tf/(tf + K1·norm) = 1, so on
 (low idf, beside a rarer word the memory lacks) is a small part of a full match, whatever the other
 candidates. `keyword` raises it to KEYWORD_POWER: a memory holding all of the query counts in full,
 one holding a part less than its share (a third of the query, a fifth of a full match), so a word
-the question shares with a memory about something else weighs less beside the meaning. `meaning`
-reads the cosine on an absolute scale, calibrated for all-MiniLM-L6-v2: below FLOOR it says nothing
-(unrelated sentences sit there), from CEILING on it is a paraphrase. Neither depends on the best
-candidate, so a weak best hit is not promoted to a full match.
+the question shares with a memory about something else weighs less beside the meaning.
+
+`meaning` has two halves, both read on the model's own scale (`Calibration`: floor, ceiling and gap
+per model, graphsvc.encoder.onnx.MODELS). The absolute half says how close: at or below `floor` a
+cosine says nothing (unrelated sentences sit there), from `ceiling` on it is a paraphrase. The
+relative half says whether it is the closest the graph has: the candidate nearest the question in
+meaning gets it in full, one `gap` less close none. A small model's cosines crowd together (most
+everyday sentences sit between 0.4 and 0.7 for bge-small), so the absolute half alone barely tells the
+memory that means the answer from one that shares its topic; the relative half does, and keeps doing
+so when the best the graph has is only moderately close. Below `floor` there is no relative half
+either, so a graph with nothing close promotes nothing.
 """
 
 from __future__ import annotations
@@ -32,11 +40,9 @@ from graphsvc.domain.models import Signal
 K1 = 1.2  # BM25's term saturation (services/term_stats.py scores with it)
 KEYWORD_WEIGHT = 6.0
 KEYWORD_POWER = 1.5  # a part of the query counts less than its share (bench/README.md: Third pass)
-MEANING_WEIGHT = 1.5
+MEANING_WEIGHT = 2.0  # bench/README.md: Fifth pass
 NAMED_BOOST = 1.3  # keyword factor for a memory that mentions an entity the query names
 SPREAD = 0.7  # a memory's closeness is at least SPREAD · its nearest window neighbour's cosine
-FLOOR = 0.2  # a cosine at or below it adds no meaning
-CEILING = 0.5  # a cosine at or above it is a full match of meaning
 TIME_WEIGHT = 1.5  # a time overlap with the window a query names; a quarter of KEYWORD_WEIGHT
 
 
@@ -90,10 +96,29 @@ def coverage(bm25: float, attainable: float) -> float:
     return min(1.0, (K1 + 1) * bm25 / attainable)
 
 
-def closeness(own: float | None, near: float | None) -> float:
-    """The calibrated meaning of a memory's cosines to the query, 0 to 1."""
-    best = max([own if own is not None else 0.0, SPREAD * near if near is not None else 0.0])
-    return min(1.0, max(0.0, (best - FLOOR) / (CEILING - FLOOR)))
+@dataclass(frozen=True)
+class Calibration:
+    """How one model's cosines read as meaning (the module's docstring): at or below `floor` nothing,
+    from `ceiling` on a paraphrase; a candidate `gap` less close than the closest has no relative part."""
+
+    floor: float
+    ceiling: float
+    gap: float
+
+
+def nearness(own: float | None, near: float | None) -> float:
+    """A memory's cosine to the query, or SPREAD of its nearest window neighbour's if that is more."""
+    return max([own if own is not None else 0.0, SPREAD * near if near is not None else 0.0])
+
+
+def closeness(s: float, closest: float, calibration: Calibration | None) -> float:
+    """The meaning of a memory's nearness `s` to the query, 0 to 1, beside the `closest` candidate's;
+    0 without a calibration (embeddings off)."""
+    if calibration is None or s <= calibration.floor:
+        return 0.0
+    absolute = (s - calibration.floor) / (calibration.ceiling - calibration.floor)
+    relative = 1 - (closest - s) / calibration.gap
+    return (min(1.0, absolute) + min(1.0, max(0.0, relative))) / 2
 
 
 def signals(*, keyword: bool, meaning: bool, walk: bool, time: bool = False) -> tuple[Signal, ...]:
@@ -106,10 +131,11 @@ def signals(*, keyword: bool, meaning: bool, walk: bool, time: bool = False) -> 
     return (*found, "walk") if walk or not found else tuple(found)
 
 
-def fuse(evidence: Evidence) -> Parts:
+def fuse(evidence: Evidence, closest: float = 0.0, calibration: Calibration | None = None) -> Parts:
+    """A memory's score parts; `closest` is the largest `nearness` among the recall's candidates."""
     return Parts(
         keyword=coverage(evidence.bm25, evidence.attainable) ** KEYWORD_POWER,
-        meaning=closeness(evidence.own, evidence.near),
+        meaning=closeness(nearness(evidence.own, evidence.near), closest, calibration),
         walk=1.0 / (1 + evidence.hop) + min(1.0, evidence.support),
         named=evidence.named,
         time=evidence.time,

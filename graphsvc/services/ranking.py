@@ -155,14 +155,18 @@ def evidence(
 
 
 def ranked(
-    found: dict[str, fusion.Evidence], hits: Sequence[str] = ()
+    found: dict[str, fusion.Evidence],
+    hits: Sequence[str] = (),
+    calibration: fusion.Calibration | None = None,
 ) -> list[tuple[fusion.Parts, int, str]]:
     """The memories best first, as (score parts, hop, id): the score is services/fusion.py's, rounded to
-    ROUNDING decimals; `hits` the keyword hits in their order (for ties)."""
+    ROUNDING decimals; `hits` the keyword hits in their order (for ties); `calibration` the model's
+    (None: embeddings off)."""
     order = {memory_id: n for n, memory_id in enumerate(hits)}
+    closest = max((fusion.nearness(e.own, e.near) for e in found.values()), default=0.0)
     scored: list[tuple[float, int, int, str, fusion.Parts]] = []
     for memory_id, known in found.items():
-        parts = fusion.fuse(known)
+        parts = fusion.fuse(known, closest, calibration)
         rank = (-round(parts.total, ROUNDING), known.hop, order.get(memory_id, len(order)), memory_id)
         scored.append((*rank, parts))
     scored.sort(key=lambda row: row[:4])

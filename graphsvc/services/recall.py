@@ -76,7 +76,8 @@ class RecallService:
         timely = timing.term(reading, validity.values())
         seeds = {row["id"] for row in nearest}
         found = evidence(context, hits, named, req.hops, seeds, similar, keep, timely)
-        best = ranked(found, list(text))[: req.limit]
+        calibration = self._embeddings.calibration if self._embeddings else None
+        best = ranked(found, list(text), calibration)[: req.limit]
         await detail(self._store, req.graph, [context.nodes[memory_id] for _, _, memory_id in best])
         memories = [
             _recalled(context.nodes[memory_id], parts, hop, validity[memory_id])
