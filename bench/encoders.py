@@ -27,7 +27,6 @@ import numpy as np
 from locomo import DATA, DEV_HALF, chosen, turns
 
 from graphsvc.encoder.onnx import MODELS, OnnxEncoder
-from graphsvc.services.embeddings import meaning_of
 from tests import paraphrase_hard
 
 
@@ -55,17 +54,6 @@ def wordllama() -> Callable[[Sequence[str]], object] | None:
     return lambda texts: model.embed(list(texts), norm=True)
 
 
-def hard_set(encoder: OnnxEncoder) -> tuple[int, int]:
-    """tests/paraphrase_hard.py by cosine alone (the query as recall embeds it): answers first, in the top 5."""
-    texts = paraphrase_hard.ordered()
-    memories = np.array(encoder.encode(texts))
-    ranks = []
-    for memory, question in paraphrase_hard.PAIRS:
-        cosines = memories @ np.array(encoder.encode_query(meaning_of(question)))
-        ranks.append(int((cosines > cosines[texts.index(memory)]).sum()))
-    return sum(r == 0 for r in ranks), sum(r < 5 for r in ranks)
-
-
 def locomo_r10(encoder: OnnxEncoder, samples: list[dict]) -> float:
     """LoCoMo's questions against their conversation's turns ("<speaker>: <text>") by cosine alone: the
     share of each question's evidence turns among the 10 nearest, averaged."""
@@ -90,7 +78,7 @@ def main() -> None:
     print(f"{len(texts)} turns, {sum(map(len, texts)) / len(texts):.0f} characters on average")
     for name in MODELS:
         encoder = OnnxEncoder.load(name)
-        hard1, hard5 = hard_set(encoder)
+        hard1, hard5 = paraphrase_hard.by_cosine_alone(encoder)
         print(f"{name}, cosine alone: hard set hit@1 {hard1}/46, hit@5 {hard5}/46; ", end="")
         print(f"LoCoMo dev R@10 {locomo_r10(encoder, chosen(samples, DEV_HALF)):.3f}")
         for batch in (1, 32):

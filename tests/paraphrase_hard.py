@@ -18,6 +18,11 @@ Neo4j) and bench/paraphrase.py (the figures).
 from __future__ import annotations
 
 import random
+from typing import Protocol
+
+import numpy as np
+
+from graphsvc.services.embeddings import meaning_of
 
 # (memory, question that asks for it in other words)
 PAIRS = [
@@ -144,3 +149,21 @@ def ordered() -> list[str]:
     texts = [memory for memory, _ in PAIRS] + DISTRACTORS + NEAR
     random.Random(SEED).shuffle(texts)
     return texts
+
+
+class _Encoder(Protocol):
+    def encode(self, texts: list[str]) -> list[list[float]]: ...
+
+    def encode_query(self, text: str) -> list[float]: ...
+
+
+def by_cosine_alone(encoder: _Encoder) -> tuple[int, int]:
+    """How many answers a model puts first and in the top five among the set's memories by cosine alone
+    (each question as recall embeds it: services/embeddings.meaning_of, then encode_query)."""
+    texts = ordered()
+    memories = np.array(encoder.encode(texts))
+    ranks = []
+    for memory, question in PAIRS:
+        cosines = memories @ np.array(encoder.encode_query(meaning_of(question)))
+        ranks.append(int((cosines > cosines[texts.index(memory)]).sum()))
+    return sum(r == 0 for r in ranks), sum(r < 5 for r in ranks)
