@@ -91,7 +91,7 @@ class EmbeddingsSettings(BaseModel):
         default=None, description="An ONNX file of the model instead of the pinned one"
     )
     tokenizer_path: Path | None = Field(
-        default=None, description="Its tokenizer.json instead of the packaged one"
+        default=None, description="Its tokenizer.json instead of the pinned one"
     )
     interval_s: float = Field(
         default=1.0, gt=0, description="How often an idle worker looks for new memories"

@@ -500,10 +500,15 @@ class RememberBatchResult(ContractOutput):
 
 class ScoreParts(ContractOutput):
     """Why recall ranked a memory where it did: its score's terms (README: *Recall*, scoring).
-    score = 4 · keyword · (1.3 when named) + walk + 1.5 · meaning + time."""
+    score = 6 · keyword · (1.3 when named) + walk + 2 · meaning + 1.5 · time."""
 
-    keyword: float = Field(description="Share of the query's keyword weight (idf mass) the memory holds, 0-1")
-    meaning: float = Field(description="Closeness of meaning to the query, 0-1 (0 when embeddings are off)")
+    keyword: float = Field(
+        description="Share of the query's keyword weight (idf mass) the memory holds, to the power 1.5, 0-1"
+    )
+    meaning: float = Field(
+        description="Closeness of meaning to the query, half absolute and half beside the closest "
+        "candidate, 0-1 (0 when embeddings are off)"
+    )
     walk: float = Field(description="1/(1+hop) plus the support of the entities that led to it")
     time: float = Field(description="Share of one of its times inside the time window read (0 without one)")
     named: bool = Field(description="It mentions an entity the query names")
