@@ -319,6 +319,11 @@ async def test_each_vector_names_its_model_and_another_model_embeds_them_again(
     assert await EmbeddingService(store, other, "ok").backfill() >= 1  # every graph's: this one's too
     await _drain(EmbeddingService(store, other, "ok"))
     assert await _models(store, graph) == {made: "0123456789abcdef"}
+    # Until this model embeds it again, the other model's vector says nothing to this model's queries.
+    vector = encoder.encode_query("a vector that names its model")
+    assert await embeddings.nearest(graph, vector) == []
+    assert await embeddings.similarities(graph, vector, [made]) == {made: (None, None)}
+    assert [r["id"] for r in await EmbeddingService(store, other, "ok").nearest(graph, vector)] == [made]
     await embeddings.backfill()
     await _drain(embeddings)
     assert await _models(store, graph) == {made: encoder.model}

@@ -70,7 +70,10 @@ async def test_recall_and_remember_statements_seek_indexes(
     calls.append(("memory/around", {"graph": graph, "seq": 5, "span": SPAN}))
     calls.append(("locus/context_stats", {"graph": graph, "contexts": ["deploys"]}))
     calls.append(
-        ("embed/nearest", {"key": graph_key(graph), "vector": [0.1] * 384, "limit": 5, "breadth": 100})
+        (
+            "embed/nearest",
+            {"key": graph_key(graph), "vector": [0.1] * 384, "limit": 5, "breadth": 100, "model": "m"},
+        )
     )
     contexts = {"graph": graph, "contextType": None, "contextName": None, "skip": 0, "limit": 50}
     calls.append(("locus/list_contexts", contexts))

@@ -1,16 +1,19 @@
 // mode: read
-// params: key, vector, limit, breadth
+// params: key, vector, limit, breadth, model
 // The `limit` memories nearest to `vector` of the graph whose graphKey is `key`, filtered inside the
 // vector index (schema/memory_embedding.cypher): other graphs' memories never take their places,
 // however many there are. The index is approximate: asked for its `breadth` nearest (100, more than
 // `limit`), its best 20 were a graph's exact nearest 20 beside 100,000 other vectors, and the same as
 // on a fresh server beside a million (bench/README.md, *Fourth pass*).
+// Only vectors `model` made (the query's): after a change of model the old ones stay in the index until
+// the worker replaces them, and say nothing about this query.
 // Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as graph/keyword_hits' rows, for the walk,
 // in one row holding a list, as graph/neighbours.
 CYPHER 25
 MATCH (node:Memory)
 SEARCH node IN (VECTOR INDEX memory_embedding FOR $vector WHERE node.graphKey = $key LIMIT $breadth) SCORE AS score
 WITH node, score
+WHERE node.embeddingModel = $model
 ORDER BY score DESC, node.id
 LIMIT $limit
 RETURN collect({

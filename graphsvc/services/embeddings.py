@@ -78,6 +78,10 @@ class EmbeddingService:
         return self._encoder is not None and self.status == "ok"
 
     @property
+    def _model(self) -> str | None:
+        return self._encoder.model if self._encoder else None
+
+    @property
     def calibration(self) -> Calibration | None:
         """How the model's cosines read as meaning (services/fusion.py); None when off."""
         return Calibration(*self._encoder.calibration) if self._encoder and self.on else None
@@ -168,7 +172,12 @@ class EmbeddingService:
     async def similarities(self, graph: str, vector: list[float], ids: Sequence[str]) -> Cosines:
         """Each memory of `ids`: its own cosine to `vector` and its window neighbours' (ranking.cosines)."""
         [found] = await self._store.run(
-            "embed/similarity", graph=graph, ids=list(dict.fromkeys(ids)), vector=vector, reach=WINDOW
+            "embed/similarity",
+            graph=graph,
+            ids=list(dict.fromkeys(ids)),
+            vector=vector,
+            reach=WINDOW,
+            model=self._model,
         )
         return cosines(found["rows"])
 
@@ -176,7 +185,12 @@ class EmbeddingService:
         """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index (its
         BREADTH nearest asked, the best `limit` kept: the index is approximate)."""
         [found] = await self._store.run(
-            "embed/nearest", key=graph_key(graph), vector=vector, limit=limit, breadth=max(limit, BREADTH)
+            "embed/nearest",
+            key=graph_key(graph),
+            vector=vector,
+            limit=limit,
+            breadth=max(limit, BREADTH),
+            model=self._model,
         )
         return found["rows"]
 
