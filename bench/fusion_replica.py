@@ -12,6 +12,9 @@ words on LoCoMo, and hit@1 / hit@5 on the hard set, for each:
 
     .venv/bin/python bench/fusion_replica.py rank results/fusion-dump.json
 
+`dump --model all-MiniLM-L6-v2` dumps with the other model; `rank --fifth` runs the fifth pass's grid
+alone (meaning half absolute, half relative to the closest candidate: bench/README.md, *Fifth pass*).
+
 The candidates are those of the service (keyword hits, nearest seeds, the walk from them), so the
 replica is exact for a change of weights and calibration, not for a change of candidates. A bulk
 loaded graph's categories differ a little from bench/locomo.py's MCP run (its windows are the same).
