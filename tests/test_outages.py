@@ -280,12 +280,16 @@ async def _outage(
     """Cut Neo4j for OUTAGE_S once anchoring runs; the timeline, in seconds from the cut."""
 
     async def running() -> bool:
-        """A first batch anchored, and start-up's reconcile done: it holds the lease while it finishes
-        what earlier tests left unfinished on this server, which would hold anchoring up as well."""
+        """A first batch anchored and the anchoring step that did it returned (a batch is FINALIZED in
+        Neo4j a moment before its step ends: cut in between, the worker has no success to be aged), and
+        start-up's reconcile done: it holds the lease while it finishes what earlier tests left
+        unfinished on this server, which would hold anchoring up as well."""
         batches = (await _batches(store, graph)).values()
         workers = (await api.get("/health")).json()["workers"]
         reconciled = "reconcile" not in workers or workers["reconcile"]["lastSuccessAgeS"] is not None
-        return any(status == "FINALIZED" for status, _ in batches) and await _anchoring_ok(api) and reconciled
+        anchoring = workers["anchoring"]
+        stepped = anchoring["ok"] and anchoring["lastSuccessAgeS"] is not None
+        return any(status == "FINALIZED" for status, _ in batches) and stepped and reconciled
 
     await _polled(api, running, 120, "a first batch anchored")  # a cold server compiles for seconds
     caplog.clear()  # the outage's log lines from here
