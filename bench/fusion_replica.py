@@ -160,11 +160,10 @@ def formula(
     named: float = 1.3,
     power: float = 1.0,
     gap: float | None = None,
-    mix: float = 0.5,
 ) -> Callable[[list[Any], dict[str, float]], float]:
     """A score of one candidate row under the given fusion; `query` holds the query's best BM25 and
-    best closeness (for the relative forms). With a `gap`, meaning is `mix` of the absolute scale and
-    the rest relative to the closest candidate (services/fusion.py since the fifth pass)."""
+    best closeness (for the relative forms). With a `gap`, meaning is read as services/fusion.py reads it
+    since the fifth pass: half on the absolute scale, half beside the closest candidate."""
 
     def score(row: list[Any], query: dict[str, float]) -> float:
         _, bm25, attainable, own, near, hop, support, is_named, _ = row
@@ -177,9 +176,8 @@ def formula(
             m = s / query["best_s"] if query["best_s"] > 0 else 0.0
         else:
             m = min(1.0, max(0.0, (s - floor) / (ceiling - floor)))
-        if gap is not None:
-            relative = min(1.0, max(0.0, 1 - (query["best_s"] - s) / gap)) if s > floor else 0.0
-            m = mix * m + (1 - mix) * relative
+        if gap is not None:  # the service's own reading (half absolute, half beside the closest)
+            m = fusion.closeness(s, query["best_s"], fusion.Calibration(floor, ceiling, gap))
         return kw * k * (named if is_named else 1.0) + 1 / (1 + hop) + min(1.0, support) + mw * m
 
     return score
@@ -253,13 +251,12 @@ def rank(path: Path, fifth: bool = False) -> None:
             (None, 0.05, 0.08, 0.12, 0.2),
         )
         for mw, floor, ceiling, gap in itertools.product(*axes):
-            for mix in (0.5,) if gap is not None else (1.0,):
-                if ceiling <= floor:
-                    continue
-                p = {"mw": mw, "floor": floor, "ceiling": ceiling, "gap": gap, "mix": mix}
-                figures = evaluate(records, "on", power=1.5, kw=6.0, **p)
-                worst = min(figures[c] - off[c] for c in CATEGORIES)
-                show(" ".join(f"{k} {v}" for k, v in p.items()), figures, f"{100 * worst:+8.1f}")
+            if ceiling <= floor:
+                continue
+            p = {"mw": mw, "floor": floor, "ceiling": ceiling, "gap": gap}
+            figures = evaluate(records, "on", power=1.5, kw=6.0, **p)
+            worst = min(figures[c] - off[c] for c in CATEGORIES)
+            show(" ".join(f"{k} {v}" for k, v in p.items()), figures, f"{100 * worst:+8.1f}")
         return
     show("before issue 28, keywords alone (relative)", evaluate(records, "off", keyword="relative", mw=0))
     show("before issue 28, on (relative, relative)", evaluate(records, "on", keyword="relative", floor=-1))

@@ -187,7 +187,6 @@ class OnnxEncoder:
         self._session = session
         self._tokenizer = tokenizer
         self._spec = spec
-        self.calibration = spec.calibration
         # which model makes its vectors: the file's sha256 prefix (m.embeddingModel)
         self.model = model or spec.sha256[:MODEL_ID_LENGTH]
 
@@ -250,6 +249,11 @@ class OnnxEncoder:
                 f"the embedding model gives {len(probe[0])} dimensions, not {DIMENSIONS}"
             )
         return encoder
+
+    @property
+    def calibration(self) -> tuple[float, float, float]:
+        """How the model's cosines read as meaning (floor, ceiling, gap: services/fusion.py)."""
+        return self._spec.calibration
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit vectors, one per text (a memory), in order."""

@@ -57,7 +57,11 @@ class Encoder(Protocol):
 
     dimensions: int
     model: str  # names the model file (its sha256 prefix): stored with each vector
-    calibration: tuple[float, float, float]  # how its cosines read as meaning: fusion.Calibration's fields
+
+    @property
+    def calibration(self) -> tuple[float, float, float]:
+        """How its cosines read as meaning: fusion.Calibration's fields."""
+        ...
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 
@@ -84,7 +88,7 @@ class EmbeddingService:
     @property
     def calibration(self) -> Calibration | None:
         """How the model's cosines read as meaning (services/fusion.py); None when off."""
-        return Calibration(*self._encoder.calibration) if self._encoder and self.on else None
+        return Calibration(*self._encoder.calibration) if self.on and self._encoder else None
 
     # ---- the write side -------------------------------------------------------------------------
 
