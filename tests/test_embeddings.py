@@ -28,6 +28,7 @@ from graphsvc.config import CACHE_DIR, AuthSettings, EmbeddingsSettings, Setting
 from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.encoder.onnx import MAVEN_CENTRAL, MODELS, EncoderUnavailable, Maven, OnnxEncoder, files
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.fusion import Calibration
 from graphsvc.services.keywords import keywords
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.ranking import SEMANTIC_SEEDS
@@ -363,7 +364,7 @@ async def test_an_index_of_other_dimensions_leaves_recall_to_keywords_and_marks_
     store: GraphStore, encoder: OnnxEncoder, caplog: pytest.LogCaptureFixture
 ) -> None:
     class Wider:
-        dimensions, model = 512, "wider"
+        dimensions, model, name = 512, "wider", "wider"
 
         def encode(self, texts: object) -> list[list[float]]:
             raise AssertionError("never called")
@@ -427,6 +428,32 @@ async def test_a_corrupt_model_leaves_recall_to_keywords_writes_no_embedding_and
             database_=store._database,
         )
         assert records[0]["n"] == 0
+    finally:
+        await services.close()
+
+
+@pytest.mark.neo4j
+async def test_with_no_model_chosen_a_server_that_cannot_fetch_bge_means_with_the_packaged_one(
+    settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    offline = {"maven_url": "http://127.0.0.1:9/maven2"}  # nothing answers; the cache below is empty
+    services = Services.build(
+        _embedding_settings(settings, **offline).model_copy(update={"cache_dir": tmp_path})
+    )
+    assert "bge-small-en-v1.5 cannot be loaded, using the packaged all-MiniLM-L6-v2" in caplog.text
+    await services.start()
+    try:
+        health = await services.health()
+        assert health["embeddings"] == "ok" and health["embeddingsModel"] == "all-MiniLM-L6-v2"
+        assert health["down"] == [] and services.embeddings.calibration == Calibration(0.2, 0.5, 0.05)
+    finally:
+        await services.close()
+    # Chosen by name, bge is bge or nothing: keywords alone, and /health says so.
+    chosen = _embedding_settings(settings, model="bge-small-en-v1.5", **offline)
+    services = Services.build(chosen.model_copy(update={"cache_dir": tmp_path}))
+    try:
+        health = await services.health()
+        assert health["embeddings"] == "unavailable" and health["embeddingsModel"] is None
     finally:
         await services.close()
 

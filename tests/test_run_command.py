@@ -86,7 +86,8 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     assert urls["MCP (SSE)"] == f"http://127.0.0.1:{http}/sse"
     health = httpx.get(timeout=SLOW_S, url=urls["Health"]).json()
     workers = health.pop("workers")
-    assert health == {"status": "ok", "neo4j": True, "chain": True, "embeddings": "ok", "down": []}
+    expected = {"status": "ok", "neo4j": True, "chain": True, "embeddings": "ok", "down": []}
+    assert health == {**expected, "embeddingsModel": "bge-small-en-v1.5"}
     assert {"term_stats", "reconcile", "embeddings"} <= set(workers)
     assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200
     assert "graphsvc_http_requests_total" in httpx.get(timeout=SLOW_S, url=urls["Metrics (Prometheus)"]).text

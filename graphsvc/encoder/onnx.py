@@ -109,6 +109,7 @@ MODELS = {
     )
 }
 DEFAULT_MODEL = "bge-small-en-v1.5"
+PACKAGED_MODEL = "all-MiniLM-L6-v2"  # what an unset GRAPHSVC_EMBEDDINGS_MODEL falls back to offline
 
 
 class EncoderUnavailable(NotConfigured):
@@ -187,6 +188,7 @@ class OnnxEncoder:
         self._session = session
         self._tokenizer = tokenizer
         self._spec = spec
+        self.name = spec.name
         # which model makes its vectors: the file's sha256 prefix (m.embeddingModel)
         self.model = model or spec.sha256[:MODEL_ID_LENGTH]
 

@@ -56,6 +56,7 @@ class Encoder(Protocol):
     """graphsvc.encoder.onnx.OnnxEncoder: unit vectors, one per memory's text or per query."""
 
     dimensions: int
+    name: str  # the model's (graphsvc.encoder.onnx.MODELS)
     model: str  # names the model file (its sha256 prefix): stored with each vector
 
     @property
@@ -80,6 +81,11 @@ class EmbeddingService:
     @property
     def on(self) -> bool:
         return self._encoder is not None and self.status == "ok"
+
+    @property
+    def model_name(self) -> str | None:
+        """The sentence model recall's meaning uses; None when off or unavailable."""
+        return self._encoder.name if self.on and self._encoder else None
 
     @property
     def _model(self) -> str | None:
