@@ -206,6 +206,19 @@ async def test_a_memory_not_yet_embedded_is_found_by_keywords(
 
 
 @pytest.mark.neo4j
+@pytest.mark.parametrize("query", ["the", "AND OR NOT", "to be or not to be"])
+async def test_a_query_of_stop_words_only_recalls_nothing_with_meaning_on_too(
+    semantic_memory: MemoryService, embeddings: EmbeddingService, graph: str, query: str
+) -> None:
+    texts = ["the rocket launched on time", "The river is wide", "Lunch was late"]
+    await _remember(semantic_memory, graph, texts)
+    await _drain(embeddings)
+    assert await _recalled(semantic_memory, graph, query) == []
+    river = await semantic_memory.recall(RecallInput(query=f"{query} river", hops=0, graph=graph))
+    assert river.memories[0].text == "The river is wide"
+
+
+@pytest.mark.neo4j
 async def test_two_workers_racing_never_claim_the_same_memory(
     semantic_memory: MemoryService, embeddings: EmbeddingService, store: GraphStore, graph: str
 ) -> None:

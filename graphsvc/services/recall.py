@@ -56,7 +56,9 @@ class RecallService:
         if req.entity is None and not (req.query and req.query.strip()):
             raise InvalidInput("recall needs a query, an entity, or both")
         start = await self._anchor(req.graph, req.entity) if req.entity is not None else []
-        vector = self._embeddings.encode_query(req.query) if self._embeddings else None
+        # stop words only: no keyword hit, and no meaning either (its vector is near every memory alike)
+        worded = req.query if req.query and _terms(req.query) else None
+        vector = self._embeddings.encode_query(worded) if self._embeddings else None
         reading = await timing.read(self._store, req, self._clock())
         query = reading.keywords
         hits, nearest = await asyncio.gather(
@@ -107,7 +109,7 @@ class RecallService:
         statistics (Lucene's as they are for a graph whose statistics are not counted yet), with the
         query's attainable BM25 (0 without statistics). None without keywords."""
         lucene = lucene_query(graph, query) if query else None
-        terms = [term for word in keywords(query or "") for term in analyze(word)]
+        terms = _terms(query or "")
         if lucene is None or not terms:  # stop words only: Lucene would match every memory by graphKey
             return Hits()
         [found] = await self._store.run(
@@ -162,6 +164,11 @@ class RecallService:
         memory_ids = [n.id for n in context.nodes.values() if n.is_memory and n.depth >= 0]
         [found] = await self._store.run("memory/validity", graph=graph, ids=memory_ids)
         return {row["id"]: row for row in found["rows"]}
+
+
+def _terms(query: str) -> list[str]:
+    """The terms of a query's keywords as the index holds them (none for stop words only)."""
+    return [term for word in keywords(query) for term in analyze(word)]
 
 
 def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
