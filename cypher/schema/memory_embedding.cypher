@@ -1,7 +1,7 @@
 // mode: schema
 // params:
-// Recall's semantic signal (services/embeddings.py): each memory's own text as a unit vector of
-// all-MiniLM-L6-v2 (384 floats), written by the background worker. The index spans every graph and
+// Recall's semantic signal (services/embeddings.py): each memory's own text as a unit vector of the
+// sentence model (384 floats), written by the background worker. The index spans every graph and
 // holds each memory's `graphKey` beside its vector, so that a search filters by graph inside the index
 // (embed/nearest.cypher) and never sees another graph's memories. Cypher 25 (Neo4j 2026.01 or later):
 // a database made by Neo4j 5 speaks Cypher 5 by default. The vectors are not quantized: Neo4j 2026.08's
