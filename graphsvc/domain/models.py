@@ -352,7 +352,11 @@ class RecallInput(ContractInput):
         }
     )
 
-    query: Annotated[str, Field(max_length=4000)] | None = Field(default=None, description="Keywords")
+    query: Annotated[str, Field(max_length=4000)] | None = Field(
+        default=None,
+        description="Keywords or a question in your own words (also matched by meaning; a time it names, "
+        "such as 'last week' or 'May 2023', is read as a window: README, Recall)",
+    )
     entity: Name | None = Field(
         default=None,
         validate_default=True,

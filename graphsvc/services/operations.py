@@ -167,9 +167,12 @@ OPERATIONS: tuple[Operation, ...] = (
         "read",
         lambda b, r: b.memory.recall(r),
         Tool(
-            "Search long-term memory by keywords and/or entity name. hops 0-3 (default 1) widens to "
+            "Search long-term memory by keywords and/or entity name. The query may be a question in "
+            "your own words: memories are also found by meaning, and a time it names ('last week', "
+            "'in May 2023') favours what happened then. hops 0-3 (default 1) widens to "
             "memories linked through entities; limit 1-50 (default 10). Memories come scored with their "
-            "hop distance, plus the context graph (capped at 300 nodes: contextTruncated).",
+            "hop distance and why (keyword, meaning, walk, time), plus the context graph (capped at 300 "
+            "nodes: contextTruncated).",
             READ,
             lambda result, _: render.recall_text(result),
         ),
@@ -177,7 +180,8 @@ OPERATIONS: tuple[Operation, ...] = (
             "POST",
             "/recall",
             "graph",
-            "Search memories by keywords and/or an entity, scored, with hop distances.",
+            "Search memories by keywords or a question in your own words (also by meaning and the time\n"
+            "it names) and/or an entity, scored, with hop distances.",
             errors=(LOOKUP,),
         ),
     ),
