@@ -5,8 +5,8 @@
 For each model: the hard paraphrase set's hit@1 / hit@5 and LoCoMo dev's R@10 by cosine alone (no
 keywords, no walk), then texts per second for LoCoMo's turns ("<speaker>: <text>").
 
-Measures graphsvc's encoders (graphsvc.encoder.onnx.MODELS: int8 bge-small-en-v1.5 and all-MiniLM-L6-v2, one thread) one
-text at a time and in batches of 32 (sorted by length, as padding costs), one query, and, when the
+Measures graphsvc's encoders (graphsvc.encoder.onnx.MODELS: int8 bge-small-en-v1.5 and all-MiniLM-L6-v2, one thread;
+each text in a run of its own, however many are passed), then one query, and, when the
 package is installed (`pip install wordllama`, not a graphsvc dependency), WordLlama's static 256-d
 embeddings loaded from the files its wheel ships (its loader looks for the tokenizer in a folder the
 wheel does not have and would download it).
@@ -81,8 +81,7 @@ def main() -> None:
         hard1, hard5 = paraphrase_hard.by_cosine_alone(encoder)
         print(f"{name}, cosine alone: hard set hit@1 {hard1}/46, hit@5 {hard5}/46; ", end="")
         print(f"LoCoMo dev R@10 {locomo_r10(encoder, chosen(samples, DEV_HALF)):.3f}")
-        for batch in (1, 32):
-            print(f"{name} int8, batch {batch}: {rate(encoder.encode, texts, batch):,.0f} texts/s")
+        print(f"{name} int8: {rate(encoder.encode, texts, 1):,.0f} texts/s")
         query = "What did Caroline research about adoption agencies?"
         started = time.perf_counter()
         for _ in range(50):

@@ -234,7 +234,7 @@ class OnnxEncoder:
         try:
             words = Tokenizer.from_file(str(tokenizer))
             words.enable_truncation(max_length=MAX_TOKENS)
-            words.enable_padding(pad_id=0, pad_token="[PAD]")
+            words.no_padding()  # one text per run (`encode`); a tokenizer.json may pad to a fixed length
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = 1
             options.inter_op_num_threads = 1
@@ -258,22 +258,24 @@ class OnnxEncoder:
         return self._spec.calibration
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit vectors, one per text (a memory), in order."""
+        """Unit vectors, one per text (a memory), in order. One text per run: bge's int8 export
+        quantizes its activations over the whole run, so a text encoded beside others came out a little
+        different (cosine 0.9975 to itself alone), and a memory's vector depended on its batch. One at a
+        time is no slower here (bench/README.md, Fifth pass: 221 texts/s against 175 in batches of 32)."""
+        return [self._one(text) for text in texts]
+
+    def _one(self, text: str) -> list[float]:
         import numpy as np
 
-        encodings = self._tokenizer.encode_batch(list(texts))  # type: ignore[attr-defined]
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        encoding = self._tokenizer.encode(text)  # type: ignore[attr-defined]
+        ids = np.array([encoding.ids], dtype=np.int64)
+        mask = np.array([encoding.attention_mask], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         wanted = {i.name for i in self._session.get_inputs()}  # type: ignore[attr-defined]
         [hidden] = self._session.run(None, {k: v for k, v in feeds.items() if k in wanted})[:1]  # type: ignore[attr-defined]
-        if self._spec.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-        return (pooled / norms).astype(np.float32).tolist()
+        # CLS: the first token's state; mean: every token's (one text, unpadded)
+        pooled = hidden[0, 0] if self._spec.pooling == "cls" else hidden[0].mean(axis=0)
+        return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32).tolist()
 
     def encode_query(self, text: str) -> list[float]:
         """A question's unit vector, read as the model was trained to read questions."""

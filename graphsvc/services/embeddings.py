@@ -40,7 +40,7 @@ from graphsvc.services.keywords import graph_key
 from graphsvc.services.ports import Row, Store
 from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
 
-BATCH = 64  # memories a worker claims and encodes at once
+BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
 BREADTH = 100  # how many the vector index is asked for, of which recall keeps the SEMANTIC_SEEDS nearest
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
