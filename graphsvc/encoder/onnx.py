@@ -261,7 +261,7 @@ class OnnxEncoder:
         """Unit vectors, one per text (a memory), in order. One text per run: bge's int8 export
         quantizes its activations over the whole run, so a text encoded beside others came out a little
         different (cosine 0.9975 to itself alone), and a memory's vector depended on its batch. One at a
-        time is no slower here (bench/README.md, Fifth pass: 221 texts/s against 175 in batches of 32)."""
+        time is no slower here, and pads nothing (bench/README.md, Sixth pass)."""
         return [self._one(text) for text in texts]
 
     def _one(self, text: str) -> list[float]:

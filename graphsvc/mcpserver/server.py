@@ -50,7 +50,8 @@ from graphsvc.services.operations import TOOLS, Backends, Hints, Operation
 INSTRUCTIONS = (
     "graphsvc is long-term memory. Store facts with `remember` (entities and typed relations make them "
     "findable by entity); get them back with `recall` (a question in your own words or keywords, "
-    "and/or an entity: found by words, meaning and time, scored, with hop distance); walk raw structure with `explore`; connect entities with `link`; delete with `forget`. "
+    "and/or an entity: found by words, meaning and time, scored, with hop distance); walk raw structure "
+    "with `explore`; connect entities with `link`; delete with `forget`. "
     "Every tool takes an optional `graph` (tenant), default 'default'."
 )
 log = logging.getLogger("graphsvc")
