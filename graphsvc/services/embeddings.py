@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
 from graphsvc.services.fusion import Calibration
-from graphsvc.services.keywords import graph_key
+from graphsvc.services.keywords import graph_key, query_terms
 from graphsvc.services.ports import Row, Store
 from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
 
@@ -172,8 +172,10 @@ class EmbeddingService:
     # ---- the read side --------------------------------------------------------------------------
 
     def encode_query(self, query: str | None) -> Awaitable[list[float]] | None:
-        """The query's vector, computed in a thread while recall reads its keyword hits; None when off."""
-        if not (self.on and query and query.strip()):
+        """The query's vector, computed in a thread while recall reads its keyword hits; None when off, and
+        for a query of stop words only: its vector sits near every memory alike, so it finds nothing by
+        meaning as it finds nothing by keywords."""
+        if not (self.on and query and query_terms(query)):
             return None
         assert self._encoder is not None
         encoder, text = self._encoder, meaning_of(query)

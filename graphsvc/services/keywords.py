@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 
 from graphsvc.services.ranking import OWN_TEXT_WEIGHT
+from graphsvc.services.term_stats import analyze
 
 MAX_QUERY_TERMS = 64
 _TERM = re.compile(r"\w+", re.UNICODE)
@@ -39,6 +40,12 @@ def keywords(text: str) -> list[str]:
     terms = words(text)
     kept = [t for t in terms if t not in QUESTION_WORDS]
     return (kept or terms)[:MAX_QUERY_TERMS]
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms the index holds for a query's keywords (term_stats.analyze): none for a query of stop
+    words only, which neither leg of recall can search."""
+    return [term for word in keywords(text) for term in analyze(word)]
 
 
 def named_in(query: str, names: Mapping[str, str]) -> set[str]:

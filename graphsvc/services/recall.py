@@ -19,7 +19,7 @@ from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services import fusion, timing
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.graph_walk import Node, Walk, detail, fetch_nodes, walk
-from graphsvc.services.keywords import keywords, lucene_query, named_in
+from graphsvc.services.keywords import lucene_query, named_in, query_terms
 from graphsvc.services.ports import Reader, Row
 from graphsvc.services.ranking import (
     CANDIDATES,
@@ -32,7 +32,7 @@ from graphsvc.services.ranking import (
     evidence,
     ranked,
 )
-from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines
+from graphsvc.services.term_stats import GraphStats, QueryScorer, analyzed_lines
 
 MAX_RELATIONS = 1000
 
@@ -56,9 +56,7 @@ class RecallService:
         if req.entity is None and not (req.query and req.query.strip()):
             raise InvalidInput("recall needs a query, an entity, or both")
         start = await self._anchor(req.graph, req.entity) if req.entity is not None else []
-        # stop words only: no keyword hit, and no meaning either (its vector is near every memory alike)
-        worded = req.query if req.query and _terms(req.query) else None
-        vector = self._embeddings.encode_query(worded) if self._embeddings else None
+        vector = self._embeddings.encode_query(req.query) if self._embeddings else None
         reading = await timing.read(self._store, req, self._clock())
         query = reading.keywords
         hits, nearest = await asyncio.gather(
@@ -109,7 +107,7 @@ class RecallService:
         statistics (Lucene's as they are for a graph whose statistics are not counted yet), with the
         query's attainable BM25 (0 without statistics). None without keywords."""
         lucene = lucene_query(graph, query) if query else None
-        terms = _terms(query or "")
+        terms = query_terms(query or "")
         if lucene is None or not terms:  # stop words only: Lucene would match every memory by graphKey
             return Hits()
         [found] = await self._store.run(
@@ -164,11 +162,6 @@ class RecallService:
         memory_ids = [n.id for n in context.nodes.values() if n.is_memory and n.depth >= 0]
         [found] = await self._store.run("memory/validity", graph=graph, ids=memory_ids)
         return {row["id"]: row for row in found["rows"]}
-
-
-def _terms(query: str) -> list[str]:
-    """The terms of a query's keywords as the index holds them (none for stop words only)."""
-    return [term for word in keywords(query) for term in analyze(word)]
 
 
 def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
