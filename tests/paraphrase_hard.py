@@ -18,11 +18,10 @@ Neo4j) and bench/paraphrase.py (the figures).
 from __future__ import annotations
 
 import random
-from typing import Protocol
 
 import numpy as np
 
-from graphsvc.services.embeddings import meaning_of
+from graphsvc.services.embeddings import Encoder, meaning_of
 
 # (memory, question that asks for it in other words)
 PAIRS = [
@@ -151,13 +150,7 @@ def ordered() -> list[str]:
     return texts
 
 
-class _Encoder(Protocol):
-    def encode(self, texts: list[str]) -> list[list[float]]: ...
-
-    def encode_query(self, text: str) -> list[float]: ...
-
-
-def by_cosine_alone(encoder: _Encoder) -> tuple[int, int]:
+def by_cosine_alone(encoder: Encoder) -> tuple[int, int]:
     """How many answers a model puts first and in the top five among the set's memories by cosine alone
     (each question as recall embeds it: services/embeddings.meaning_of, then encode_query)."""
     texts = ordered()
