@@ -230,7 +230,7 @@ class Health(BaseModel):
         description="off; ok; unavailable: enabled but the model could not load (recall uses keywords alone)"
     )
     embeddingsModel: str | None = Field(
-        description="The sentence model recall's meaning uses (README: Recall); null when off or unavailable"
+        description="The sentence model recall's meaning uses (docs/recall.md); null when off or unavailable"
     )
     down: list[str] = Field(description="The dependencies that do not answer")
     workers: dict[str, WorkerHealth] = Field(

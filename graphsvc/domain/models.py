@@ -355,7 +355,7 @@ class RecallInput(ContractInput):
     query: Annotated[str, Field(max_length=4000)] | None = Field(
         default=None,
         description="Keywords or a question in your own words (also matched by meaning; a time it names, "
-        "such as 'last week' or 'May 2023', is read as a window: README, Recall)",
+        "such as 'last week' or 'May 2023', is read as a window: docs/time.md)",
     )
     entity: Name | None = Field(
         default=None,

@@ -201,7 +201,7 @@ class GraphStore:
         if too_old(version):
             raise NotConfigured(
                 f"Neo4j {version} is too old: graphsvc needs Neo4j {MIN_NEO4J} or later (vector search "
-                "filtered by graph, Cypher 25); upgrade the server (README: Run it)"
+                "filtered by graph, Cypher 25); upgrade the server (docs/running.md)"
             )
 
     async def ping(self, timeout_s: float = 3) -> bool:
