@@ -1,4 +1,4 @@
-"""An offline replica of recall's fusion (services/fusion.py), to choose its formula fast.
+"""An offline replica of recall's fusion (services/recall/fusion.py), to choose its formula fast.
 
 `dump` runs recall once per question, with embeddings on and off, over LoCoMo's development half
 (each conversation bulk-remembered in its own graph, in order) and over the hard paraphrase set
@@ -37,13 +37,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from graphsvc.services import fusion
+from graphsvc.services.recall import fusion
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 async def dump(settings: Any, data: Path | None, out: Path, model: str) -> None:
-    import graphsvc.services.recall as recall_module
+    import graphsvc.services.recall.service as recall_module
     from graphsvc.app import Services
     from graphsvc.config import EmbeddingsSettings
     from graphsvc.domain.models import EntityIn, RecallInput, RememberInput
@@ -162,7 +162,7 @@ def formula(
     gap: float | None = None,
 ) -> Callable[[list[Any], dict[str, float]], float]:
     """A score of one candidate row under the given fusion; `query` holds the query's best BM25 and
-    best closeness (for the relative forms). With a `gap`, meaning is read as services/fusion.py reads it
+    best closeness (for the relative forms). With a `gap`, meaning is read as services/recall/fusion.py reads it
     since the fifth pass: half on the absolute scale, half beside the closest candidate."""
 
     def score(row: list[Any], query: dict[str, float]) -> float:
@@ -269,7 +269,7 @@ def rank(path: Path, fifth: bool = False) -> None:
         figures = evaluate(records, "on", **params)
         worst = min(figures[c] - alone[kw][c] for c in CATEGORIES)
         show(" ".join(f"{k} {v}" for k, v in params.items()), figures, f"{100 * worst:+8.1f}")
-    # The keyword term as coverage ^ power (services/fusion.py: KEYWORD_POWER), around today's formula.
+    # The keyword term as coverage ^ power (services/recall/fusion.py: KEYWORD_POWER), around today's formula.
     for power, kw, ceiling in itertools.product(
         (1.25, 1.5, 1.75, 2.0), (4.0, 5.0, 6.0, 7.0, 8.0), (0.45, 0.5, 0.55)
     ):

@@ -57,8 +57,8 @@ from pollute import pollute
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings, Settings
 from graphsvc.domain.when import ENGLISH, Occurred, Reference, mentions
-from graphsvc.services.keywords import keywords
-from graphsvc.services.term_stats import analyze
+from graphsvc.services.recall.keywords import keywords
+from graphsvc.services.recall.term_stats import analyze
 from graphsvc.store.graph import GraphStore, create_driver
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"

@@ -29,8 +29,8 @@ from locomo import CATEGORIES, DATA, DEV_HALF, chosen, names_a_time, remember_in
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.domain.when import Occurred, Reference, mentions, without
-from graphsvc.services import fusion, timing
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.recall import fusion, timing
 
 BATCH = 100
 

@@ -55,7 +55,7 @@ from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.encoder.onnx import DEFAULT_MODEL, DIMENSIONS, MODEL_ID_LENGTH, MODELS, OnnxEncoder
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.term_fold import fold
+from graphsvc.services.recall.term_fold import fold
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

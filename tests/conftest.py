@@ -38,8 +38,8 @@ from graphsvc.browser import neo4j_settings
 from graphsvc.config import AuthSettings, ChainSettings, EmbeddingsSettings, Neo4jSettings, Settings
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.term_fold import fold
-from graphsvc.services.term_stats import fields_of, tally
+from graphsvc.services.recall.term_fold import fold
+from graphsvc.services.recall.term_stats import fields_of, tally
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
 

@@ -33,8 +33,8 @@ from graphsvc.domain.models import (
     RememberInput,
     RememberResult,
 )
-from graphsvc.services.keywords import graph_key, lucene_query
-from graphsvc.services.ranking import hop_of
+from graphsvc.services.recall.keywords import graph_key, lucene_query
+from graphsvc.services.recall.ranking import hop_of
 
 POOL = EntityOut(id="Pool:MON/USDC-A", label="Pool", name="MON/USDC-A")
 USDC = EntityOut(id="Token:USDC", label="Token", name="USDC")

@@ -1,4 +1,4 @@
-"""Recall's fusion of keywords, meaning and the walk (services/fusion.py), without a database; the hard
+"""Recall's fusion of keywords, meaning and the walk (services/recall/fusion.py), without a database; the hard
 paraphrase set's own shape (tests/paraphrase_hard.py); the score parts each recalled memory carries."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pytest
 
 from graphsvc.domain import render
 from graphsvc.domain.models import RecalledMemory, RecallResult, ScoreParts
-from graphsvc.services import fusion
 from graphsvc.services.embeddings import meaning_of
-from graphsvc.services.keywords import keywords
-from graphsvc.services.term_stats import analyze
+from graphsvc.services.recall import fusion
+from graphsvc.services.recall.keywords import keywords
+from graphsvc.services.recall.term_stats import analyze
 from tests import paraphrase_hard
 
 

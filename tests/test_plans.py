@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.domain.models import RecallInput, RememberInput
-from graphsvc.services.keywords import graph_key
 from graphsvc.services.memory import MemoryService
+from graphsvc.services.recall.keywords import graph_key
+from graphsvc.services.recall.term_fold import fold
 from graphsvc.services.remember import SPAN
-from graphsvc.services.term_fold import fold
 from graphsvc.store.graph import GraphStore
 from tests.test_browser_guide import guide_blocks
 

@@ -1,10 +1,10 @@
-"""Recall's score, term by term, on walks built by hand (services/ranking.py; no Neo4j)."""
+"""Recall's score, term by term, on walks built by hand (services/recall/ranking.py; no Neo4j)."""
 
 from __future__ import annotations
 
 import pytest
 
-from graphsvc.services.fusion import (
+from graphsvc.services.recall.fusion import (
     KEYWORD_POWER,
     KEYWORD_WEIGHT,
     MEANING_WEIGHT,
@@ -13,9 +13,9 @@ from graphsvc.services.fusion import (
     TIME_WEIGHT,
     Calibration,
 )
-from graphsvc.services.graph_walk import Node, Walk, WalkEdge
-from graphsvc.services.keywords import named_in
-from graphsvc.services.ranking import (
+from graphsvc.services.recall.graph_walk import Node, Walk, WalkEdge
+from graphsvc.services.recall.keywords import named_in
+from graphsvc.services.recall.ranking import (
     WINDOW,
     Hits,
     by_score_then_order,
@@ -150,7 +150,7 @@ def test_cosines_are_own_and_best_neighbours_on_the_cosine_scale() -> None:
         {"id": "unembedded", "own": None, "near": [0.75]},
     ]
     assert cosines(rows) == {"own": (1.0, None), "neighbour": (0.0, 1.0), "unembedded": (None, 0.5)}
-    assert SPREAD == 0.7  # a neighbour's cosine counts 0.7 of itself (services/fusion.py)
+    assert SPREAD == 0.7  # a neighbour's cosine counts 0.7 of itself (services/recall/fusion.py)
 
 
 def test_a_memory_not_kept_is_not_ranked_and_history_keeps_all() -> None:

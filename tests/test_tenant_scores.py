@@ -11,10 +11,16 @@ from typing import Any
 import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
-from graphsvc.services import term_fold
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.ranking import FIELD_WEIGHTS
-from graphsvc.services.term_stats import GraphStats, QueryScorer, analyze, analyzed_lines, stored_length
+from graphsvc.services.recall import term_fold
+from graphsvc.services.recall.ranking import FIELD_WEIGHTS
+from graphsvc.services.recall.term_stats import (
+    GraphStats,
+    QueryScorer,
+    analyze,
+    analyzed_lines,
+    stored_length,
+)
 from graphsvc.store.graph import GraphStore
 from tests.conftest import recounted, term_stats
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from graphsvc.domain.models import RecallInput
 from graphsvc.domain.when import parse_occurred
-from graphsvc.services.timing import WHEN_SCORE, Reading, overlaps, read, stamp, term
+from graphsvc.services.recall.timing import WHEN_SCORE, Reading, overlaps, read, stamp, term
 
 
 def _day(value: str) -> int:

@@ -74,7 +74,9 @@ class Model:
     source: Packaged | Maven
     sha256: str  # of the model file: its first MODEL_ID_LENGTH digits name the model on each vector
     pooling: Literal["cls", "mean"]
-    calibration: tuple[float, float, float]  # floor, ceiling, gap: how its cosines read (services/fusion.py)
+    calibration: tuple[
+        float, float, float
+    ]  # floor, ceiling, gap: how its cosines read (services/recall/fusion.py)
     query_prefix: str = ""  # what the model was trained to read before a query
 
 
@@ -255,7 +257,7 @@ class OnnxEncoder:
 
     @property
     def calibration(self) -> tuple[float, float, float]:
-        """How the model's cosines read as meaning (floor, ceiling, gap: services/fusion.py)."""
+        """How the model's cosines read as meaning (floor, ceiling, gap: services/recall/fusion.py)."""
         return self._spec.calibration
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:

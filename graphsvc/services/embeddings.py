@@ -10,7 +10,7 @@ is found by keywords as before.
 At recall, `EmbeddingService.nearest` returns the graph's memories nearest to the query (seeds for the walk,
 like keyword hits; run beside the keyword hits) and `similarities` each candidate's cosine to it and its
 window neighbours' best (a turn is found through the turns around it, as the keyword window does; run
-beside the walk); services/ranking.py and services/fusion.py weigh them (README: *Recall*);
+beside the walk); services/recall/ranking.py and services/recall/fusion.py weigh them (README: *Recall*);
 bench/README.md the figures.
 
 The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
@@ -35,10 +35,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
-from graphsvc.services.fusion import Calibration
-from graphsvc.services.keywords import graph_key, query_terms
 from graphsvc.services.ports import Row, Store
-from graphsvc.services.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
+from graphsvc.services.recall.fusion import Calibration
+from graphsvc.services.recall.keywords import graph_key, query_terms
+from graphsvc.services.recall.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
 BREADTH = 100  # how many the vector index is asked for, of which recall keeps the SEMANTIC_SEEDS nearest
@@ -93,7 +93,7 @@ class EmbeddingService:
 
     @property
     def calibration(self) -> Calibration | None:
-        """How the model's cosines read as meaning (services/fusion.py); None when off."""
+        """How the model's cosines read as meaning (services/recall/fusion.py); None when off."""
         return Calibration(*self._encoder.calibration) if self.on and self._encoder else None
 
     # ---- the write side -------------------------------------------------------------------------

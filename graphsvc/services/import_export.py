@@ -28,8 +28,8 @@ from graphsvc.domain.export_check import Checked, Finding, check_lines, read_lin
 from graphsvc.domain.merkle import pack_proof
 from graphsvc.errors import Conflict, InvalidInput
 from graphsvc.services.ports import Reader, Store
-from graphsvc.services.ranking import WINDOW
-from graphsvc.services.term_stats import as_delta, fields_of, tally
+from graphsvc.services.recall.ranking import WINDOW
+from graphsvc.services.recall.term_stats import as_delta, fields_of, tally
 
 PAGE = 500
 Lines = Callable[[], Iterable[bytes]]  # opens the file again for each pass

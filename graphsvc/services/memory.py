@@ -1,6 +1,6 @@
 """The five graph tools behind one service: remember and forget (services/remember.py), recall
-(services/recall.py, scored by services/ranking.py), link and explore (services/graph_tools.py); and the
-term statistics' folder they share (services/term_fold.py).
+(services/recall/service.py, scored by services/recall/ranking.py), link and explore (services/graph_tools.py); and the
+term statistics' folder they share (services/recall/term_fold.py).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from graphsvc.domain.models import (
 from graphsvc.services import graph_tools
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.ports import Store
-from graphsvc.services.recall import RecallService
+from graphsvc.services.recall.service import RecallService
+from graphsvc.services.recall.term_fold import TermFolder
 from graphsvc.services.remember import RememberService
-from graphsvc.services.term_fold import TermFolder
 
 
 class MemoryService:

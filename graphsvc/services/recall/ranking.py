@@ -1,10 +1,10 @@
 """Recall's score: the evidence for every term, gathered in one place. Pure: no I/O, no clock.
 
-The score of a memory the walk reached within `hops` (README: *Recall*) is services/fusion.py's: its
+The score of a memory the walk reached within `hops` (README: *Recall*) is services/recall/fusion.py's: its
 formula and every weight live there. This module gathers each memory's `evidence` for it and orders
 the memories (`ranked`):
 
-- keyword: the memory's BM25 over the graph's own term statistics (services/term_stats.py's
+- keyword: the memory's BM25 over the graph's own term statistics (services/recall/term_stats.py's
   QueryScorer: Lucene's analysis and BM25, k1 1.2 and b 0.75, which must stay Lucene's) summed over
   FIELD_WEIGHTS: the memory's window, its own text (OWN_TEXT_WEIGHT) and its tags; with the query's
   attainable BM25 (`Hits`), of which it covers a share. A memory's window is its text with the texts of
@@ -20,7 +20,7 @@ the memories (`ranked`):
 - meaning (embeddings on): its cosine to the query and its embedded window neighbours' best
   (`cosines`). The candidates are the keyword hits and the graph's SEMANTIC_SEEDS memories nearest to
   the query, which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
-- time (only when recall reads a time window: services/timing.py computes it): the largest fraction of
+- time (only when recall reads a time window: services/recall/timing.py computes it): the largest fraction of
   one of the memory's times (when it happened, or a time its text mentions) inside the window; the
   window's memories join the walk as hop-0 seeds (TIME_SEEDS there).
 
@@ -37,8 +37,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphsvc.services import fusion
-from graphsvc.services.graph_walk import Walk
+from graphsvc.services.recall import fusion
+from graphsvc.services.recall.graph_walk import Walk
 
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
 OWN_TEXT_WEIGHT = 0.5  # the weight of BM25(own text) beside BM25(window) and BM25(tags)
@@ -159,7 +159,7 @@ def ranked(
     hits: Sequence[str] = (),
     calibration: fusion.Calibration | None = None,
 ) -> list[tuple[fusion.Parts, int, str]]:
-    """The memories best first, as (score parts, hop, id): the score is services/fusion.py's, rounded to
+    """The memories best first, as (score parts, hop, id): the score is services/recall/fusion.py's, rounded to
     ROUNDING decimals; `hits` the keyword hits in their order (for ties); `calibration` the model's
     (None: embeddings off)."""
     order = {memory_id: n for n, memory_id in enumerate(hits)}

@@ -2,7 +2,7 @@
 
 The candidates (keyword hits rescored with the graph's own statistics, the embeddings' nearest
 memories, the anchor entity's memories) seed a breadth-first walk; the memories it reaches within
-`hops`, valid at the instant asked, are ranked by services/ranking.py and returned with the relations
+`hops`, valid at the instant asked, are ranked by services/recall/ranking.py and returned with the relations
 among the context's nodes. Depends on a small store Protocol, not on the driver.
 """
 
@@ -16,12 +16,12 @@ from typing import Any
 from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult, ScoreParts
 from graphsvc.errors import InvalidInput, NotFound
-from graphsvc.services import fusion, timing
 from graphsvc.services.embeddings import EmbeddingService
-from graphsvc.services.graph_walk import Node, Walk, detail, fetch_nodes, walk
-from graphsvc.services.keywords import lucene_query, named_in, query_terms
 from graphsvc.services.ports import Reader, Row
-from graphsvc.services.ranking import (
+from graphsvc.services.recall import fusion, timing
+from graphsvc.services.recall.graph_walk import Node, Walk, detail, fetch_nodes, walk
+from graphsvc.services.recall.keywords import lucene_query, named_in, query_terms
+from graphsvc.services.recall.ranking import (
     CANDIDATES,
     FIELD_WEIGHTS,
     KEYWORD_SEEDS,
@@ -32,7 +32,7 @@ from graphsvc.services.ranking import (
     evidence,
     ranked,
 )
-from graphsvc.services.term_stats import GraphStats, QueryScorer, analyzed_lines
+from graphsvc.services.recall.term_stats import GraphStats, QueryScorer, analyzed_lines
 
 MAX_RELATIONS = 1000
 

@@ -12,8 +12,8 @@ import hashlib
 import re
 from collections.abc import Mapping
 
-from graphsvc.services.ranking import OWN_TEXT_WEIGHT
-from graphsvc.services.term_stats import analyze
+from graphsvc.services.recall.ranking import OWN_TEXT_WEIGHT
+from graphsvc.services.recall.term_stats import analyze
 
 MAX_QUERY_TERMS = 64
 _TERM = re.compile(r"\w+", re.UNICODE)
@@ -50,7 +50,7 @@ def query_terms(text: str) -> list[str]:
 
 def named_in(query: str, names: Mapping[str, str]) -> set[str]:
     """The ids of `names` (id: name) whose name the query contains: every word of it is a word of the
-    query (recall's named boost, services/ranking.py)."""
+    query (recall's named boost, services/recall/ranking.py)."""
     asked = set(words(query))
     return {i for i, name in names.items() if (said := set(words(name))) and said <= asked}
 

@@ -240,7 +240,7 @@ class QueryScorer:
 
     def attainable(self, fields: Sequence[str] = ("window", "text")) -> float:
         """Σ over the query's terms and `fields` of weight · idf: (K1 + 1) · the BM25 of a memory that
-        holds each term once in fields of average length (services/fusion.py: keyword coverage)."""
+        holds each term once in fields of average length (services/recall/fusion.py: keyword coverage)."""
         return sum(idf for name, _, idfs in self._fields if name in fields for _, idf in idfs)
 
     def score(self, fields: dict[str, Sequence[tuple[str, ...]]]) -> float:

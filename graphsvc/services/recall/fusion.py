@@ -11,7 +11,7 @@ named entity), and `fuse` turns it into the score's `Parts`:
                s = max(cos(q, m), SPREAD · cos(q, n) for n),   s* = the largest s among the recall's candidates
     walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))
     time     = the largest share of one of the memory's times inside the window the request names
-               (services/timing.py; 0 when no time window was read)
+               (services/recall/timing.py; 0 when no time window was read)
 
 `coverage` is the share of the query's idf mass the memory holds: a term found once in a field of
 average length adds its whole idf there, (K1 + 1)·tf/(tf + K1·norm) = 1, so one shared common word
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from graphsvc.domain.models import Signal
 
-K1 = 1.2  # BM25's term saturation (services/term_stats.py scores with it)
+K1 = 1.2  # BM25's term saturation (services/recall/term_stats.py scores with it)
 KEYWORD_WEIGHT = 6.0
 KEYWORD_POWER = 1.5  # a part of the query counts less than its share (bench/README.md: Third pass)
 MEANING_WEIGHT = 2.0  # bench/README.md: Fifth pass
