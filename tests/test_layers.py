@@ -63,6 +63,25 @@ RULES = [
     # The HTTP edge wraps REST and MCP alike, and imports neither.
     ("http", ("neo4j", "mcp", "graphsvc.store", "graphsvc.rest", "graphsvc.mcpserver")),
     ("browser", ("neo4j", "web3", "mcp", "graphsvc.")),
+    # The client reads the contract and the error tree, never the server's parts.
+    (
+        "client",
+        (
+            "neo4j",
+            "web3",
+            "fastapi",
+            "mcp",
+            "graphsvc.app",
+            "graphsvc.config",
+            "graphsvc.store",
+            "graphsvc.services",
+            "graphsvc.chain",
+            "graphsvc.rest",
+            "graphsvc.mcpserver",
+            "graphsvc.http",
+            "graphsvc.encoder",
+        ),
+    ),
     ("metrics", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.")),
     ("logs", ("neo4j", "web3", "fastapi", "mcp", "prometheus_client", "graphsvc.store", "graphsvc.services")),
 ]
