@@ -121,12 +121,9 @@ async def run(count: int, batch: int, neo4j_uri: str, password: str, rpc_url: st
         store, chain_id=31337, contract=address, written=lambda g: memory.folder.written([g])
     )
 
-    def open_lines():
-        with path.open("rb") as f:
-            yield from f
-
     started = time.perf_counter()
-    done = await importer.run(open_lines)
+    with path.open("rb") as source:
+        done = await importer.run(source)
     import_s = time.perf_counter() - started
     assert done.memories == count
     print(f"import-export        {import_s:9.1f} s   {count / import_s:9,.0f} memories/s")

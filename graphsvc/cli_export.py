@@ -8,7 +8,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,17 +89,14 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _lines(path: Path) -> Callable[[], Iterator[bytes]]:
-    def open_lines() -> Iterator[bytes]:
-        with path.open("rb") as f:
-            yield from f
-
-    return open_lines
-
-
 def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
     progress = _Progress("import")
     chain_id, contract = _chain_of(settings)
+    try:
+        source = args.file.open("rb")  # opened and read once: a pipe works
+    except OSError as e:
+        print(f"graphsvc: {args.file}: {e.strerror or e}", file=sys.stderr)
+        return 2
 
     async def work(services: Services) -> Any:
         importer = ExportImporter(
@@ -108,11 +105,12 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
             contract=contract,
             written=lambda graph: services.memory.folder.written([graph]),
         )
-        return await importer.run(_lines(args.file), args.graph, progress)
+        return await importer.run(source, args.graph, progress)
 
     started = time.monotonic()
     try:
-        done = with_services(work, settings)
+        with source:
+            done = with_services(work, settings)
     except ExportRejected as e:
         print(f"graphsvc: {args.file}: the export was refused; nothing was written:", file=sys.stderr)
         for finding in e.findings[:50]:
@@ -131,11 +129,12 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     try:
         rpc = verifier.Rpc(args.rpc)
-        args.file.open("rb").close()
+        source = args.file.open("rb")  # read once: a pipe works
     except (OSError, verifier.RpcError) as e:
         print(f"graphsvc: {args.file}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         return 2
-    report = audit.audit(_lines(args.file)(), rpc, args.contract)
+    with source:
+        report = audit.audit(source, rpc, args.contract)
     print(audit.render(report))
     return report.exit_code
 

@@ -13,35 +13,20 @@ from typing import Any
 import pytest
 
 from graphsvc import audit
-from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import Settings
 from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.errors import Conflict
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.export import Exporter
-from graphsvc.services.import_export import ExportImporter, ExportRejected
+from graphsvc.services.import_export import ExportRejected
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 from graphsvc.verifier import Rpc, verify_bundle
 from tests.conftest import TEST_DEADLINE_S, count_nodes, free_port, started_neo4j
+from tests.exports import MON, anchoring, audited, contract, export, fill, importer, wipe
 
 pytestmark = pytest.mark.neo4j
-
-POOL, MON = {"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "MON"}
-
-
-def _contract(settings: Settings) -> AnchorContract:
-    c = settings.chain
-    assert c.rpc_url and c.private_key
-    return AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
-
-
-@pytest.fixture
-async def anchoring(store: GraphStore, settings: Settings):
-    chain = _contract(settings)
-    yield AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5)
-    await chain.close()
+__all__ = ["anchoring"]  # a fixture of this module's tests
 
 
 @dataclass(frozen=True)
@@ -61,7 +46,7 @@ async def second(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -
         driver = create_driver(target.uri, target.user, target.password, deadline_s=TEST_DEADLINE_S)
         store = GraphStore(driver, "neo4j", deadline_s=TEST_DEADLINE_S)
         await store.apply_schema()
-        chain, memory = _contract(settings), MemoryService(store)
+        chain, memory = contract(settings), MemoryService(store)
         try:
             yield Server(
                 store,
@@ -73,75 +58,6 @@ async def second(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -
             await memory.close()
             await chain.close()
             await store.close()
-
-
-async def _fill(memory: MemoryService, anchoring: AnchoringService, graph: str) -> dict[str, Any]:
-    """Three batches, an update, a forgotten anchored memory, a memory forgotten before anchoring, and
-    one memory not anchored yet."""
-
-    async def remember(text: str, **more: Any) -> str:
-        return (await memory.remember(RememberInput(text=text, graph=graph, **more))).id
-
-    first = [
-        await remember(
-            "Pool MON/USDC-A is thin after 18:00",
-            entities=[POOL, MON],
-            relations=[{"from": "MON/USDC-A", "type": "QUOTES", "to": "MON"}],
-            tags=["liquidity"],
-        ),
-        await remember("Swap of 10 MON failed", entities=[MON]),
-        await remember("MON staking yields 7%", tags=["yield"]),
-    ]
-    await anchoring.anchor_now(GraphInput(graph=graph))
-    update = await remember("MON staking yields 6% now", supersedes=[first[2]], tags=["yield"])
-    dropped = await remember("a note forgotten before it was anchored")
-    await memory.forget(IdInput(id=dropped, graph=graph))
-    await anchoring.anchor_now(GraphInput(graph=graph))
-    await memory.forget(IdInput(id=first[1], graph=graph))  # anchored: leaves a tombstone
-    third = [  # one with when it happened (envelope v3)
-        await remember(f"Gas on Monad was {n} gwei at noon yesterday", tags=["gas"], occurredAt=when)
-        for n, when in ((50, None), (52, "2026-05-07"))
-    ]
-    await anchoring.anchor_now(GraphInput(graph=graph))
-    waiting = await remember("not anchored yet")
-    return {"anchored": [first[0], first[2], update, *third], "waiting": waiting, "forgotten": first[1]}
-
-
-async def _export(store: GraphStore, settings: Settings, graph: str, path: Path) -> list[bytes]:
-    exporter = Exporter(
-        store, graph, chain_id=settings.chain.chain_id, contract=settings.chain.contract, page=2
-    )
-    lines = [line async for line in exporter.lines()]
-    path.write_bytes(b"".join(lines))
-    return lines
-
-
-async def _wipe(store: GraphStore, graph: str) -> None:
-    await store._driver.execute_query(
-        "MATCH (n) WHERE n.graph = $g OR (n:GraphState AND n.name = $g) DETACH DELETE n",
-        g=graph,
-        database_=store._database,
-    )
-
-
-def _importer(store: GraphStore, settings: Settings, memory: MemoryService) -> ExportImporter:
-    chain = settings.chain
-    return ExportImporter(
-        store,
-        chain_id=chain.chain_id,
-        contract=chain.contract,
-        written=lambda g: memory.folder.written([g]),
-        page=2,
-    )
-
-
-def _opener(lines: list[bytes]):
-    return lambda: iter(lines)
-
-
-def _audit(lines: list[bytes], settings: Settings) -> audit.AuditReport:
-    assert settings.chain.rpc_url
-    return audit.audit(lines, Rpc(settings.chain.rpc_url))
 
 
 def _kinds(lines: list[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -169,11 +85,11 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
     graph: str,
     tmp_path: Path,
 ) -> None:
-    ids = await _fill(memory, anchoring, graph)
-    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    ids = await fill(memory, anchoring, graph)
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
     kinds = [json.loads(line)["type"] for line in lines]
     assert kinds.count("batch") == 3 and kinds.count("tombstone") == 1 and kinds.count("memory") == 6
-    good = _audit(lines, settings)
+    good = audited(lines, settings)
     print(f"\n{len(lines)} lines, {sum(map(len, lines)):,} bytes\n{audit.render(good)}")
     assert good.exit_code == 0, audit.render(good)
     assert good.rpc_calls == 2 + 1 + 3  # chain id, code; lastRootOf; one linkOf per batch
@@ -182,12 +98,12 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
     assert await count_nodes(there, graph) == 0  # another server: it has never seen the graph
     tampered = [line.replace(b"MON staking yields 7%", b"MON staking yields 9%") for line in lines]
     with pytest.raises(ExportRejected) as refused:
-        await _importer(there, settings, second.memory).run(_opener(tampered))
+        await importer(there, settings, second.memory).run(tampered)
     assert {(f.rule, f.line) for f in refused.value.findings} >= {("hash", _line_of(lines, b"yields 7%"))}
     assert await count_nodes(there, graph) == 0  # nothing written
 
     sent = _sent(settings)
-    done = await _importer(there, settings, second.memory).run(_opener(lines))
+    done = await importer(there, settings, second.memory).run(lines)
     assert (done.memories, done.tombstones, done.batches, done.resumed) == (6, 1, 3, False)
     assert settings.chain.rpc_url
     rpc = Rpc(settings.chain.rpc_url)
@@ -203,17 +119,17 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
         assert verified.verified, verified.problem
     assert not (await second.anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
     assert _sent(settings) == sent  # no new anchoring
-    again = await _export(there, settings, graph, tmp_path / "again.jsonl")
+    again = await export(there, settings, graph, tmp_path / "again.jsonl")
     assert _records(again) == _records(lines)  # the same graph, line for line (but its export time)
-    assert _audit(again, settings).exit_code == 0
+    assert audited(again, settings).exit_code == 0
 
     with pytest.raises(Conflict):  # no longer empty
-        await _importer(there, settings, second.memory).run(_opener(lines))
+        await importer(there, settings, second.memory).run(lines)
     # the moved graph goes on: its next batch follows the imported ones on chain
     await second.memory.remember(RememberInput(text="written on the second server", graph=graph))
     assert (await second.anchoring.anchor_now(GraphInput(graph=graph))).status == "anchored"
-    after = await _export(there, settings, graph, tmp_path / "after.jsonl")
-    assert _audit(after, settings).exit_code == 0
+    after = await export(there, settings, graph, tmp_path / "after.jsonl")
+    assert audited(after, settings).exit_code == 0
 
 
 def _line_of(lines: list[bytes], needle: bytes) -> int:
@@ -236,14 +152,14 @@ async def test_removing_any_batch_or_memory_from_an_export_fails_the_audit_and_n
     graph: str,
     tmp_path: Path,
 ) -> None:
-    await _fill(memory, anchoring, graph)
-    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    await fill(memory, anchoring, graph)
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
     records = list(_kinds(lines))
     for i, record in records:
         if record["type"] not in ("batch", "memory"):
             continue
         cut = seal(lines[:i] + lines[i + 1 : -1])
-        report = _audit(cut, settings)
+        report = audited(cut, settings)
         assert report.exit_code == 1, f"removing line {i + 1} went unnoticed"
         rules = {(f.rule, f.text) for f in report.findings}
         if record["type"] == "batch":
@@ -266,7 +182,7 @@ async def test_an_audit_that_cannot_reach_the_chain_says_so_with_its_own_exit_st
 ) -> None:
     await memory.remember(RememberInput(text="one memory \u202e with a bidi override", graph=graph))
     await anchoring.anchor_now(GraphInput(graph=graph))
-    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
     report = audit.audit(lines, Rpc(f"http://127.0.0.1:{free_port()}"))
     assert report.exit_code == 3 and report.unreachable
     assert "\u202e" not in audit.render(report)
@@ -282,29 +198,23 @@ async def test_an_import_cut_short_resumes_when_run_again_and_writes_nothing_twi
     graph: str,
     tmp_path: Path,
 ) -> None:
-    await _fill(memory, anchoring, graph)
-    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    await fill(memory, anchoring, graph)
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
     before = await count_nodes(store, graph)
-    await _wipe(store, graph)
-    passes = 0
+    await wipe(store, graph)
 
-    def cut_in_the_second_pass() -> Iterator[bytes]:
-        nonlocal passes
-        passes += 1
-        for n, line in enumerate(lines):
-            if passes == 2 and n == len(lines) - 4:
-                raise OSError("the disk went away")
-            yield line
+    def cut_after_the_first_page(written: int, total: int) -> None:
+        raise OSError("the disk went away")
 
     with pytest.raises(OSError):
-        await _importer(store, settings, memory).run(cut_in_the_second_pass)
+        await importer(store, settings, memory).run(lines, progress=cut_after_the_first_page)
     assert 0 < await count_nodes(store, graph) < before
-    done = await _importer(store, settings, memory).run(_opener(lines))
+    done = await importer(store, settings, memory).run(lines)
     assert done.resumed and await count_nodes(store, graph) == before
-    assert _records(await _export(store, settings, graph, tmp_path / "again.jsonl")) == _records(lines)
+    assert _records(await export(store, settings, graph, tmp_path / "again.jsonl")) == _records(lines)
 
 
-async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damaged_export(
+async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damagedexport(
     server_url: str,
     store: GraphStore,
     memory: MemoryService,
@@ -318,7 +228,7 @@ async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damaged_e
 
     from graphsvc.cli import main
 
-    await _fill(memory, anchoring, graph)
+    await fill(memory, anchoring, graph)
     async with httpx.AsyncClient(base_url=server_url, timeout=60) as http:
         answer = await http.get("/v1/export", params={"graph": graph})
         missing = await http.get("/v1/export", params={"graph": graph + "-none"})
@@ -375,19 +285,19 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     from graphsvc.app import Services
     from graphsvc.cli import main
 
-    async def fill(services: Services) -> None:
+    async def seed(services: Services) -> None:
         await services.memory.remember(RememberInput(text="moved by the CLI", entities=[MON], graph=graph))
         await services.anchoring.anchor_now(GraphInput(graph=graph))
 
-    cli_export.with_services(fill, settings)
+    cli_export.with_services(seed, settings)
     out = tmp_path / "cli.jsonl"
     assert cli_export.cmd_export(argparse.Namespace(graph=graph, out=out), settings) == 0
     assert not out.with_name("cli.jsonl.partial").exists()
 
-    async def wipe(services: Services) -> None:
-        await _wipe(services.store, graph)
+    async def clear(services: Services) -> None:
+        await wipe(services.store, graph)
 
-    cli_export.with_services(wipe, settings)
+    cli_export.with_services(clear, settings)
     again = argparse.Namespace(file=out, graph=None)
     assert cli_export.cmd_import_export(again, settings) == 0
     with pytest.raises(Conflict):  # the graph is no longer empty (`graphsvc` prints it and exits 1)
@@ -452,12 +362,12 @@ async def test_a_memory_keeps_the_token_and_client_that_wrote_it_across_export_a
     assert found["streamable"] == {"token": token.id, "client": expected}
     assert secret.split("_", 2)[2] not in json.dumps(found)  # its id, never its secret
 
-    lines = await _export(store, settings, graph, tmp_path / "g.jsonl")
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
     memories = {r["id"]: r for r in map(json.loads, lines) if r["type"] == "memory"}
     props = {memory_id: r["props"] for memory_id, r in memories.items()}
     assert all(token.id not in json.dumps(r["envelope"]) for r in memories.values())  # not hashed
     assert props[written["sse"]]["writerToken"] == token.id
     assert props[written["sse"]]["writerClient"] == "provenance-test/1.2.0"
-    await _importer(second.store, settings, second.memory).run(_opener(lines))
+    await importer(second.store, settings, second.memory).run(lines)
     for how, memory_id in written.items():
         assert await _writer_of(second.store, graph, memory_id) == found[how]

@@ -8,5 +8,5 @@ WHERE e.id > $after
 WITH e
 ORDER BY e.graph, e.id
 LIMIT $limit
-RETURN e.id AS id, e.label AS label, e.name AS name, properties(e) AS props,
+RETURN e.id AS id, e.label AS label, e.name AS name,
        [(e)-[r]->(b:Entity) | {id: r.id, rel: type(r), to: b.id, props: properties(r)}] AS relations

@@ -1,8 +1,8 @@
 // mode: read
-// params: graph, after, limit, skip
+// params: graph, after, limit, carried
 // A page of the graph's memories in remember order (keyset: positions after `after`), each with what
-// its envelope is made of, its batch and packed proof, its edges, and its other properties (all but
-// `skip`: the envelope's fields, derived ones and the embedding).
+// its envelope is made of, its batch and packed proof, its edges (with where each came from), and the
+// properties an export carries (`carried`: who wrote it, what store_event recorded; never a derived one).
 MATCH (m:Memory {graph: $graph})
 USING INDEX SEEK m:Memory(graph, seq)
 WHERE m.seq > $after
@@ -13,5 +13,6 @@ OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
 RETURN m {.id, .graph, .text, .tags, .createdAt, .hash, .seq, .supersedes, .validFrom, .validTo, .occurredAt,
           entities: [(m)-[:MENTIONS]->(e:Entity) | e.id]} AS memory,
        b.root AS batch, b.status AS status, ib.proof AS proof,
-       [(m)-[r]->(x) WHERE NOT x:Batch | {rel: type(r), to: x.id, id: r.id}] AS edges,
-       [k IN keys(m) WHERE NOT k IN $skip | [k, m[k]]] AS props
+       [(m)-[r]->(x) WHERE NOT x:Batch | {rel: type(r), to: x.id, id: r.id, source: r.source,
+                                         extractor: r.extractor, writerToken: r.writerToken}] AS edges,
+       [k IN keys(m) WHERE k IN $carried | [k, m[k]]] AS props

@@ -5,7 +5,7 @@ UNWIND $rows AS row
 MERGE (t:Tombstone {graph: $graph, id: row.id})
 SET t.hash = row.hash, t.seq = row.seq, t.forgottenAt = row.forgottenAt
 WITH t, row
-MATCH (b:Batch {root: row.batch})
+MATCH (b:Batch {root: row.batch, graph: $graph})
 MERGE (t)-[ib:IN_BATCH]->(b)
 SET ib.proof = row.proof
 RETURN count(t) AS written

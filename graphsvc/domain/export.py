@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -34,8 +36,31 @@ from pydantic import (
 
 from graphsvc.domain.models import PROP_KEY, Graph, Label, RelType
 from graphsvc.domain.proof import Address, Count, Hex32
+from graphsvc.domain.when import Occurred, parse_occurred
 
 EXPORT_FORMAT = "graphsvc.export/v1"
+# A memory's stored properties outside its envelope, as an export carries them (`props`) and an import
+# writes them: who wrote it (services/provenance.py) and what store_event recorded. Each is a string.
+MEMORY_CARRIED = frozenset({"writerToken", "writerClient", "eventKind", "source", "timestamp", "payload"})
+# Properties the importing server derives itself (from the envelope, its graph name, its own worker):
+# an export made before this list existed carries them; an import reads them never (nor writes them).
+MEMORY_DERIVED = frozenset(
+    {
+        "title",
+        "contentKey",
+        "graphKey",
+        "occurredFrom",
+        "occurredTo",
+        "timeFrom",
+        "timeTo",
+        "mentionFrom",
+        "mentionTo",
+        "embeddingModel",
+        "extractedWith",
+    }
+)
+ENTITY_DERIVED = frozenset({"normName"})  # an entity's other properties: its line's id, label and name
+RELATION_RESERVED = frozenset({"id", "graph"})  # as `link` refuses them in props
 MemoryId = Annotated[str, Field(min_length=1, max_length=300)]
 Position = Annotated[int, Field(ge=1, le=2**53, strict=True)]
 Instant = Annotated[str, Field(max_length=64)]
@@ -127,10 +152,41 @@ class RelationLine(_Line):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
 
 
+def _none(value: object) -> bool:
+    return value is None
+
+
 class Edge(_Line):
+    """An edge of a memory. `source`: "agent" (written by remember, `writerToken` the token's id when
+    known) or "extracted" (by the worker's `extractor`, not hashed, never imported); absent on an edge
+    written before edges said where they came from (read as the agent's)."""
+
     rel: EdgeRel
     to: str = Field(max_length=400)
     id: str | None = Field(max_length=100)
+    source: Literal["agent", "extracted"] | None = Field(default=None, exclude_if=_none)
+    extractor: str | None = Field(default=None, max_length=100, exclude_if=_none)
+    writerToken: str | None = Field(default=None, max_length=100, exclude_if=_none)
+
+
+_STORED_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
+def _stored_instant(value: str) -> str:
+    """An instant as graphsvc stores and hashes one (`YYYY-MM-DDTHH:MM:SS.mmmZ`), of a real day in
+    the years a memory may name (an import derives the memory's times from it)."""
+    if not _STORED_INSTANT.fullmatch(value):
+        raise ValueError("an instant is written YYYY-MM-DDTHH:MM:SS.mmmZ")
+    Occurred.at(datetime.fromisoformat(value))  # ValueError: no such day, or a year out of range
+    return value
+
+
+def _occurred(value: str) -> str:
+    parse_occurred(value)  # ValueError: not a year, month, day or instant
+    return value
+
+
+StoredInstant = Annotated[str, Field(max_length=24), AfterValidator(_stored_instant)]
 
 
 class Envelope(_Line):
@@ -142,11 +198,11 @@ class Envelope(_Line):
     text: str = Field(max_length=100_000)
     tags: list[Annotated[str, Field(max_length=200)]] = Field(max_length=10_000)
     entities: list[Annotated[str, Field(max_length=400)]] = Field(max_length=10_000)
-    createdAt: Instant
+    createdAt: StoredInstant
     supersedes: list[MemoryId] | None = Field(default=None, max_length=10_000)
-    validFrom: Instant | None = None
-    validTo: Instant | None = None
-    occurredAt: str | None = Field(default=None, max_length=40)  # v3: a year, month, day or instant
+    validFrom: StoredInstant | None = None
+    validTo: StoredInstant | None = None
+    occurredAt: Annotated[str, Field(max_length=40), AfterValidator(_occurred)] | None = None  # v3
 
 
 class MemoryLine(_Line):

@@ -17,6 +17,8 @@ Each problem is a Finding: the line, a rule name and one sentence. The rules:
     link        a batch's prevRoot is not the root of the export's batch before it (same graph tag)
     members     a batch's leaf count differs from the members the export holds of it
     position    a position of the remember order is neither a memory, a tombstone nor a forget record
+    reserved    a property an import does not take from a file (a memory's `graph`, an entity's, a
+                relation's `id`...): the importing server sets or derives it (domain/export.py's lists)
     truncated   no trailer: the file ends early
     trailer     the trailer's line count, digest or counts differ from the lines before it
 """
@@ -26,14 +28,18 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from graphsvc.domain.export import (
+    ENTITY_DERIVED,
     LINE,
+    MEMORY_CARRIED,
+    MEMORY_DERIVED,
+    RELATION_RESERVED,
     SECTIONS,
     BatchLine,
     EntityLine,
@@ -183,6 +189,7 @@ class _Pass:
                     self._find(
                         number, "order", f"a relation from {inert(record.from_)!r} under another entity"
                     )
+                self._reserved(number, "relation", record.props, lambda k: k not in RELATION_RESERVED)
             case MemoryLine():
                 self._memory(number, record)
             case TombstoneLine():
@@ -251,6 +258,16 @@ class _Pass:
             self._find(number, rule, f"entity {inert(entity.id)!r} after {inert(self._last_entity)!r}")
         self._last_entity = entity.id
         self.out.entities += 1
+        self._reserved(number, f"entity {inert(entity.id)!r}", entity.props, ENTITY_DERIVED.__contains__)
+
+    def _reserved(
+        self, number: int, what: str, props: Mapping[str, object], allowed: Callable[[str], bool]
+    ) -> None:
+        """A property an import may not take from the file: named, never written."""
+        for key in sorted(props):
+            if not allowed(key):
+                self._find(number, "reserved", f"{what}: property {inert(key)!r} is not one an import takes")
+                return
 
     def _unique(self, number: int, memory_id: str) -> None:
         key = int.from_bytes(hashlib.blake2b(memory_id.encode(), digest_size=8).digest())
@@ -274,6 +291,7 @@ class _Pass:
         self._last_seq = memory.seq
         self._unique(number, memory.id)
         self._position(number, memory.seq, f"memory {inert(memory.id)}")
+        self._reserved(number, f"memory {inert(memory.id)}", memory.props, _memory_prop(memory.props))
         try:
             Envelope.model_validate(memory.envelope)
         except ValidationError as e:
@@ -388,6 +406,12 @@ class _Pass:
                     )
         if self.out.positions_missing > 20:
             self._find(None, "position", f"… {self.out.positions_missing - 20:,} more positions missing")
+
+
+def _memory_prop(props: Mapping[str, object]) -> Callable[[str], bool]:
+    """What a memory's `props` may hold: the carried properties (strings), and the derived ones an older
+    export wrote (ignored by an import)."""
+    return lambda key: (key in MEMORY_CARRIED and isinstance(props[key], str)) or key in MEMORY_DERIVED
 
 
 def read_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from graphsvc.domain.export import (
+    MEMORY_CARRIED,
+    RELATION_RESERVED,
     BatchLine,
     Counts,
     Edge,
@@ -33,26 +35,6 @@ from graphsvc.services.ports import Reader, Row
 
 PAGE = 1000
 COUNTED = ("batches", "entities", "relations", "memories", "tombstones")
-# Memory properties an export does not carry as `props`: the envelope's own, the derived window
-# (rebuilt on import from the remember order) and the embedding (recomputed where embeddings are on).
-NOT_PROPS = [
-    "id",
-    "graph",
-    "text",
-    "tags",
-    "hash",
-    "createdAt",
-    "seq",
-    "supersedes",
-    "validFrom",
-    "validTo",
-    "occurredAt",
-    "window",
-    "embedding",
-    "embedClaim",
-    "embedClaimUntil",
-    "embedLock",
-]
 NOT_ON_CHAIN = ["SEALED", "SIGNED", "SUBMITTED"]  # an INCLUDED batch is on chain, final in seconds
 Progress = Callable[[int, int], None]  # (memories written, memories in all)
 
@@ -146,12 +128,9 @@ class Exporter:
             "export/entities", graph=self.graph, after=after, limit=self._page
         ):
             for row in rows:
-                props = {k: v for k, v in row["props"].items() if k not in ("graph", "id", "label", "name")}
-                yield self._emit(
-                    EntityLine(id=row["id"], label=row["label"], name=row["name"], props=props), "entities"
-                )
+                yield self._emit(EntityLine(id=row["id"], label=row["label"], name=row["name"]), "entities")
                 for rel in sorted(row["relations"], key=lambda r: (r["rel"], r["to"], r["id"] or "")):
-                    extra = {k: v for k, v in rel["props"].items() if k != "id"}
+                    extra = {k: v for k, v in rel["props"].items() if k not in RELATION_RESERVED}
                     line = RelationLine.model_validate(
                         {
                             "id": rel["id"],
@@ -168,7 +147,11 @@ class Exporter:
         after = 0
         while after < header.lastSeq and (
             rows := await self._store.run(
-                "export/memories", graph=self.graph, after=after, limit=self._page, skip=NOT_PROPS
+                "export/memories",
+                graph=self.graph,
+                after=after,
+                limit=self._page,
+                carried=sorted(MEMORY_CARRIED),
             )
         ):
             for row in rows:
@@ -204,7 +187,7 @@ def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
     anchored = row["batch"] if row["batch"] in on_chain else None
     envelope = stored_envelope(m)
     edges = sorted(
-        (Edge(rel=e["rel"], to=e["to"], id=e["id"]) for e in row["edges"]),
+        (Edge.model_validate(e) for e in row["edges"]),
         key=lambda e: (e.rel, e.to, e.id or ""),
     )
     return MemoryLine(

@@ -1,19 +1,23 @@
 """Import an export (domain/export.py) into an empty graph: the same ids, hashes, positions, batches
 and proofs, so every memory verifies against the same roots on chain with no new anchoring.
 
-Two passes over the file. The first checks every line (domain/export_check.py) and writes nothing
-when any rule fails. The second writes page by page, each record merged by its id: an import cut short
-and run again with the same file resumes (the graph's GraphState carries the file's digest while the
-import runs) and never writes a record twice; any other non-empty graph is refused. Windows (the
-neighbouring texts recall scores) are rebuilt from the remember order; term statistics are added
+The file is read once: the first pass checks every line (domain/export_check.py) while it copies the
+bytes to a private spool, and writes nothing when any rule fails; the second pass writes from the spool,
+so what was checked is what is written, whatever the file is (a pipe, or a file that changes under
+us). Each record is built from an allow-list (services/import_rows.py) and merged by its id, page by
+page: an import cut short and run again with the same file resumes (the graph's GraphState carries
+the file's digest while the import runs) and never writes a record twice; any other non-empty graph is
+refused. Every page's writes are counted: a record the store did not write stops the import. Windows
+(the neighbouring texts recall scores) are rebuilt from the remember order; term statistics are added
 page by page, with the memories a page creates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from graphsvc.domain.export import (
     LINE,
@@ -25,14 +29,13 @@ from graphsvc.domain.export import (
     TombstoneLine,
 )
 from graphsvc.domain.export_check import Checked, Finding, check_lines, read_lines
-from graphsvc.domain.merkle import pack_proof
-from graphsvc.errors import Conflict, InvalidInput
+from graphsvc.errors import Conflict, InvalidInput, Unavailable
+from graphsvc.services.import_rows import entity_row, memory_row, packed, relation_row
 from graphsvc.services.ports import Reader, Store
 from graphsvc.services.recall.ranking import WINDOW
 from graphsvc.services.recall.term_stats import as_delta, fields_of, tally
 
 PAGE = 500
-Lines = Callable[[], Iterable[bytes]]  # opens the file again for each pass
 Progress = Callable[[int, int], None]  # (memories written, memories in all)
 
 
@@ -46,6 +49,10 @@ class ExportRejected(InvalidInput):
         super().__init__(f"the export was refused, nothing was written: {shown}{more}")
 
 
+class NotWritten(Unavailable):
+    """The store wrote fewer records than a page held: the import stopped (run it again to resume)."""
+
+
 @dataclass(frozen=True)
 class Imported:
     graph: str
@@ -56,8 +63,11 @@ class Imported:
     resumed: bool
 
 
-def _proof(hexes: list[str]) -> bytes:
-    return pack_proof([bytes.fromhex(p[2:]) for p in hexes])
+def _spooled(source: Iterable[bytes], spool: IO[bytes]) -> Iterator[bytes]:
+    """`source`'s lines, each copied to `spool` as it is read."""
+    for line in source:
+        spool.write(line)
+        yield line
 
 
 class ExportImporter:
@@ -109,28 +119,34 @@ class ExportImporter:
         return checked
 
     async def run(
-        self, open_lines: Lines, graph: str | None = None, progress: Progress | None = None
+        self, source: Iterable[bytes], graph: str | None = None, progress: Progress | None = None
     ) -> Imported:
-        """Check, then write. Raises:
+        """Check `source` (read once), then write what was checked. Raises:
         ExportRejected: the file breaks a rule; nothing was written.
         Conflict: the graph is not empty (and is not an import of this file cut short), or a batch
             root of the export belongs to another graph of this server.
+        NotWritten: the store did not write a record of a page; run again to resume.
         """
-        checked = self.check(open_lines(), graph)
+        with tempfile.TemporaryFile() as spool:
+            checked = self.check(_spooled(source, spool), graph)
+            spool.seek(0)
+            return await self._write(checked, spool, progress)
+
+    async def _write(self, checked: Checked, spool: IO[bytes], progress: Progress | None) -> Imported:
         header, trailer = checked.header, checked.trailer
         assert header is not None and trailer is not None
         resumed = await self._begin(header, trailer.sha256, list(checked.batches))
         writer = _Writer(self._store, header.graph, self._page, trailer.counts.memories, progress)
-        for number, raw in read_lines(open_lines()):
+        for number, raw in read_lines(spool):
             await writer.add(number, LINE.validate_json(raw))
-        await writer.flush(final=True)
+        await writer.flush()
         top = max((s.batch.seq for s in checked.batches.values()), default=0)
         await self._store.run("import/finish", graph=header.graph, digest=trailer.sha256, batchSeq=top)
         if self._written is not None:  # the term folder folds the graph's new statistics
             self._written(header.graph)
         return Imported(
             header.graph,
-            checked.memories,
+            writer.written,
             checked.tombstones,
             len(checked.batches),
             checked.entities,
@@ -157,8 +173,16 @@ class ExportImporter:
         return bool(rows[0]["resumed"])
 
 
+def _must(expected: int, wrote: int, what: str) -> None:
+    if wrote != expected:
+        raise NotWritten(
+            f"the store wrote {wrote} of {expected} {what} of a page: the import stopped; run it again to resume"
+        )
+
+
 class _Writer:
-    """The second pass: records buffered per kind and written a page at a time, in file order."""
+    """The second pass: records buffered per kind and written a page at a time, in file order; every
+    page's writes counted."""
 
     def __init__(self, store: Store, graph: str, page: int, total: int, progress: Progress | None):
         self._store, self._graph, self._page = store, graph, page
@@ -176,9 +200,11 @@ class _Writer:
                 self._rows["batches"].append(record.model_dump(exclude={"type"}))
             case EntityLine():
                 await self._flush_kind("batches")
-                self._rows["entities"].append(record.model_dump(exclude={"type"}))
+                self._rows["entities"].append(entity_row(record))
             case RelationLine():
-                self._rows["relations"].append(record.model_dump(exclude={"type"}, by_alias=True))
+                row = relation_row(record)
+                if row is not None:
+                    self._rows["relations"].append(row)
             case MemoryLine():
                 await self._flush_kind("batches", "entities", "relations")
                 self._memories.append(record)
@@ -189,7 +215,7 @@ class _Writer:
                 if self._memories:
                     await self._write_memories(final=True)
                 self._rows["tombstones"].append(
-                    record.model_dump(exclude={"type", "proof"}) | {"proof": _proof(record.proof)}
+                    record.model_dump(exclude={"type", "proof"}) | {"proof": packed(record.proof)}
                 )
             case _:
                 pass
@@ -201,10 +227,11 @@ class _Writer:
         for kind in kinds:
             rows = self._rows[kind]
             if rows:
-                await self._store.run(f"import/{kind}", graph=self._graph, rows=rows)
+                [wrote] = await self._store.run(f"import/{kind}", graph=self._graph, rows=rows)
+                _must(len(rows), wrote["written"], kind)
                 self._rows[kind] = []
 
-    async def flush(self, final: bool) -> None:
+    async def flush(self) -> None:
         await self._flush_kind("batches", "entities", "relations")
         if self._memories:
             await self._write_memories(final=True)
@@ -212,10 +239,13 @@ class _Writer:
 
     async def _memories_and_terms(self, tx: Reader, rows: list[dict[str, Any]]) -> None:
         """A page of memories and, for those this transaction creates (not a resumed import's), what
-        they add to the graph's term statistics: both or neither."""
+        they add to the graph's term statistics: all of it or none."""
         [known] = await tx.run("memory/known_ids", graph=self._graph, ids=[r["id"] for r in rows])
         old = set(known["ids"])
-        await tx.run("import/memories", graph=self._graph, rows=rows)
+        [wrote] = await tx.run("import/memories", graph=self._graph, rows=rows)
+        _must(len(rows), wrote["written"], "memories")
+        _must(sum(r["batch"] is not None for r in rows), wrote["linked"], "memberships")
+        _must(sum(len(r["edges"]) for r in rows), wrote["edges"], "edges")
         new = [r["memory"] for r in rows if r["id"] not in old]
         if new:
             changes = [c for m in new for c in fields_of(m["text"], m["window"], m.get("tags") or [], 1)]
@@ -227,7 +257,7 @@ class _Writer:
         n = len(self._memories) if final else len(self._memories) - WINDOW
         start = len(self._before)
         rows = [
-            _memory_row(m, "\n".join(texts[max(0, start + i - WINDOW) : start + i + WINDOW + 1]))
+            memory_row(m, "\n".join(texts[max(0, start + i - WINDOW) : start + i + WINDOW + 1]), self._graph)
             for i, m in enumerate(self._memories[:n])
         ]
         await self._store.write_transaction(lambda tx: self._memories_and_terms(tx, rows), bounded=False)
@@ -236,30 +266,3 @@ class _Writer:
         self.written += n
         if self._progress:
             self._progress(self.written, self._total)
-
-
-def _memory_row(memory: MemoryLine, window: str) -> dict[str, Any]:
-    envelope = memory.envelope
-    fields = {
-        "text": envelope["text"],
-        "tags": envelope["tags"],
-        "createdAt": envelope["createdAt"],
-        "supersedes": envelope.get("supersedes") or None,
-        "validFrom": envelope.get("validFrom"),
-        "validTo": envelope.get("validTo"),
-        "occurredAt": envelope.get("occurredAt"),
-    }
-    return {
-        "id": memory.id,
-        "memory": {
-            **memory.props,
-            **{k: v for k, v in fields.items() if v is not None},
-            "hash": memory.hash,
-            "seq": memory.seq,
-            "window": window,
-        },
-        "pending": memory.batch is None,
-        "batch": memory.batch,
-        "proof": _proof(memory.proof),
-        "edges": [e.model_dump() for e in memory.edges],
-    }

@@ -1,0 +1,96 @@
+"""What an import writes of each record: built from an allow-list, never from the file's keys.
+
+A memory's node gets its envelope's fields, its hash and position, the properties an export carries
+(domain/export.py's MEMORY_CARRIED: who wrote it, what store_event recorded) and the properties this
+server derives itself, as remember would: its title, content key, graph key and times. Nothing else of
+the file reaches a node: not a `graph` (the statement sets it last, from the header), not an embedding
+or its model, not what the extractor did. An entity gets its id, label and name; a relation its
+properties but `id` and `graph`; an edge its type, end and id, and its writer when the file names one.
+Extracted edges are never written: this server's worker extracts again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from graphsvc.domain.export import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine
+from graphsvc.domain.hashing import content_key
+from graphsvc.domain.merkle import pack_proof
+from graphsvc.domain.render import clip
+from graphsvc.domain.when import parse_occurred
+from graphsvc.services.drafts import TITLE_WIDTH
+from graphsvc.services.recall import timing
+from graphsvc.services.recall.keywords import graph_key
+
+ENVELOPE_FIELDS = ("text", "tags", "createdAt", "supersedes", "validFrom", "validTo", "occurredAt")
+TEMPORAL = ("supersedes", "validFrom", "validTo", "occurredAt")
+
+
+def packed(hexes: list[str]) -> bytes:
+    return pack_proof([bytes.fromhex(p[2:]) for p in hexes])
+
+
+def derived(envelope: dict[str, Any], graph: str) -> dict[str, Any]:
+    """The properties remember derives from what it hashes (services/drafts.py), derived again here.
+    The content key is made without the relations the memory was remembered with (the file does not
+    say which they were): a bulk remember that repeats a moved memory with relations stores it again."""
+    text, occurred = envelope["text"], envelope.get("occurredAt")
+    temporal = {k: envelope[k] for k in TEMPORAL if envelope.get(k)}
+    return {
+        "title": clip(text, TITLE_WIDTH),
+        "contentKey": content_key(
+            graph=graph,
+            text=text,
+            tags=envelope["tags"],
+            entities=envelope["entities"],
+            relations=[],
+            temporal=temporal or None,
+        ),
+        "graphKey": graph_key(graph),
+        **timing.stamp(
+            parse_occurred(occurred) if occurred else None,
+            datetime.fromisoformat(envelope["createdAt"]),
+            text,
+        ),
+    }
+
+
+def memory_row(memory: MemoryLine, window: str, graph: str) -> dict[str, Any]:
+    """import/memories' row for one memory (its envelope checked by the first pass)."""
+    envelope = memory.envelope
+    given = {k: envelope[k] for k in ENVELOPE_FIELDS if envelope.get(k) is not None}
+    carried = {k: v for k, v in memory.props.items() if k in MEMORY_CARRIED and isinstance(v, str)}
+    edges = [edge_row(e) for e in memory.edges if e.source != "extracted"]
+    return {
+        "id": memory.id,
+        "memory": {
+            **carried,
+            **derived(envelope, graph),
+            **given,
+            "hash": memory.hash,
+            "seq": memory.seq,
+            "window": window,
+        },
+        "pending": memory.batch is None,
+        "batch": memory.batch,
+        "proof": packed(memory.proof),
+        "edges": edges,
+    }
+
+
+def edge_row(edge: Edge) -> dict[str, Any]:
+    said = {"source": edge.source, "writerToken": edge.writerToken}
+    return {"rel": edge.rel, "to": edge.to, "id": edge.id, "props": {k: v for k, v in said.items() if v}}
+
+
+def entity_row(entity: EntityLine) -> dict[str, Any]:
+    return {"id": entity.id, "label": entity.label, "name": entity.name}
+
+
+def relation_row(relation: RelationLine) -> dict[str, Any] | None:
+    """None for an extracted relation (this server's worker extracts again)."""
+    props = {k: v for k, v in relation.props.items() if k not in ("id", "graph")}
+    if props.get("source") == "extracted":
+        return None
+    return {"id": relation.id, "rel": relation.rel, "from": relation.from_, "to": relation.to, "props": props}

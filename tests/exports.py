@@ -1,0 +1,101 @@
+"""What the export tests share: a graph filled with batches, updates and forgets, its export, a clean
+slate, an importer and an audit, on the session's Neo4j and local chain."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphsvc import audit
+from graphsvc.chain.anchor import AnchorContract
+from graphsvc.config import Settings
+from graphsvc.domain.models import GraphInput, IdInput, RememberInput
+from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.export import Exporter
+from graphsvc.services.import_export import ExportImporter
+from graphsvc.services.memory import MemoryService
+from graphsvc.store.graph import GraphStore
+from graphsvc.verifier import Rpc
+
+POOL, MON = {"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "MON"}
+
+
+def contract(settings: Settings) -> AnchorContract:
+    c = settings.chain
+    assert c.rpc_url and c.private_key
+    return AnchorContract(c.rpc_url, c.contract, c.private_key.get_secret_value(), c.chain_id)
+
+
+@pytest.fixture
+async def anchoring(store: GraphStore, settings: Settings) -> AsyncIterator[AnchoringService]:
+    chain = contract(settings)
+    yield AnchoringService(store, chain, receipt_timeout_s=10, lease_ttl_s=5)
+    await chain.close()
+
+
+async def fill(memory: MemoryService, anchoring: AnchoringService, graph: str) -> dict[str, Any]:
+    """Three batches, an update, a forgotten anchored memory, a memory forgotten before anchoring, and
+    one memory not anchored yet."""
+
+    async def remember(text: str, **more: Any) -> str:
+        return (await memory.remember(RememberInput(text=text, graph=graph, **more))).id
+
+    first = [
+        await remember(
+            "Pool MON/USDC-A is thin after 18:00",
+            entities=[POOL, MON],
+            relations=[{"from": "MON/USDC-A", "type": "QUOTES", "to": "MON"}],
+            tags=["liquidity"],
+        ),
+        await remember("Swap of 10 MON failed", entities=[MON]),
+        await remember("MON staking yields 7%", tags=["yield"]),
+    ]
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    update = await remember("MON staking yields 6% now", supersedes=[first[2]], tags=["yield"])
+    dropped = await remember("a note forgotten before it was anchored")
+    await memory.forget(IdInput(id=dropped, graph=graph))
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    await memory.forget(IdInput(id=first[1], graph=graph))  # anchored: leaves a tombstone
+    third = [  # one with when it happened (envelope v3)
+        await remember(f"Gas on Monad was {n} gwei at noon yesterday", tags=["gas"], occurredAt=when)
+        for n, when in ((50, None), (52, "2026-05-07"))
+    ]
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    waiting = await remember("not anchored yet")
+    return {"anchored": [first[0], first[2], update, *third], "waiting": waiting, "forgotten": first[1]}
+
+
+async def export(store: GraphStore, settings: Settings, graph: str, path: Path) -> list[bytes]:
+    exporter = Exporter(
+        store, graph, chain_id=settings.chain.chain_id, contract=settings.chain.contract, page=2
+    )
+    lines = [line async for line in exporter.lines()]
+    path.write_bytes(b"".join(lines))
+    return lines
+
+
+async def wipe(store: GraphStore, graph: str) -> None:
+    await store._driver.execute_query(
+        "MATCH (n) WHERE n.graph = $g OR (n:GraphState AND n.name = $g) DETACH DELETE n",
+        g=graph,
+        database_=store._database,
+    )
+
+
+def importer(store: Any, settings: Settings, memory: MemoryService) -> ExportImporter:
+    chain = settings.chain
+    return ExportImporter(
+        store,
+        chain_id=chain.chain_id,
+        contract=chain.contract,
+        written=lambda g: memory.folder.written([g]),
+        page=2,
+    )
+
+
+def audited(lines: list[bytes], settings: Settings) -> audit.AuditReport:
+    assert settings.chain.rpc_url
+    return audit.audit(lines, Rpc(settings.chain.rpc_url))

@@ -1,0 +1,290 @@
+"""An import cannot be turned against another tenant: on a server that holds another tenant's graph,
+every property an import must not take from a file is refused (nothing written), every property the
+server derives is derived again whatever the file says, the file is read once (a pipe works, and a
+file that changes between two reads cannot change what is written), and nothing is reported imported
+that the store did not write."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphsvc.config import Settings
+from graphsvc.domain.export import seal
+from graphsvc.domain.models import GraphInput, LinkInput, RecallInput, RememberInput
+from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.import_export import ExportRejected, NotWritten
+from graphsvc.services.import_rows import derived
+from graphsvc.services.memory import MemoryService
+from graphsvc.services.recall.keywords import graph_key
+from graphsvc.store.graph import GraphStore
+from tests.exports import MON, POOL, anchoring, export, importer, wipe
+
+pytestmark = pytest.mark.neo4j
+__all__ = ["anchoring"]  # a fixture of this module's tests
+
+# What a node holds that a file must never set: each tried as a memory's, an entity's and (the edge
+# keys) a relation's property.
+MEMORY_RESERVED = [
+    "graph",
+    "id",
+    "hash",
+    "seq",
+    "text",
+    "tags",
+    "createdAt",
+    "supersedes",
+    "validFrom",
+    "validTo",
+    "occurredAt",
+    "window",
+    "embedding",
+    "embedClaim",
+    "embedClaimUntil",
+    "embedLock",
+    "lock",
+    "importing",
+    "unknownKey",
+]
+ENTITY_RESERVED = ["graph", "id", "label", "name", "writerToken", "unknownKey"]
+RELATION_RESERVED = ["graph", "id"]
+# What the importing server derives itself: each forged with the other tenant's values.
+DERIVED = ["title", "contentKey", "graphKey", "timeFrom", "timeTo", "occurredFrom", "occurredTo"]
+Record = dict[str, Any]
+
+
+async def _other_tenant(memory: MemoryService, anchoring: AnchoringService, graph: str) -> None:
+    await memory.remember(
+        RememberInput(text="the other tenant's own note about MON", entities=[MON], graph=graph)
+    )
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    await memory.remember(RememberInput(text="the other tenant's pending note", graph=graph))
+
+
+async def _snapshot(store: GraphStore, graph: str) -> list[Any]:
+    """Every node of `graph` (and its GraphState), its labels and properties, and its edges."""
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (n) WHERE n.graph = $g OR (n:GraphState AND n.name = $g) "
+        "OPTIONAL MATCH (n)-[r]-(x) "
+        "WITH n, collect([type(r), properties(r), elementId(x)]) AS edges "
+        "RETURN labels(n) AS labels, properties(n) AS props, edges ORDER BY elementId(n)",
+        g=graph,
+        database_=store._database,
+    )
+    return [(sorted(r["labels"]), r["props"], sorted(map(str, r["edges"]))) for r in records]
+
+
+async def _stray(store: GraphStore, graph: str, other: str) -> int:
+    """Nodes that carry `other`'s graph key but are not of `other`'s graph, or a graph of neither."""
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (n) WHERE (n.graphKey = $key AND n.graph <> $other) "
+        "OR (n:Memory AND n.graph IS NULL) OR (n:Entity AND n.graph IS NULL) RETURN count(n) AS n",
+        key=graph_key(other),
+        other=other,
+        database_=store._database,
+    )
+    return records[0]["n"]
+
+
+def _forge(lines: list[bytes], kind: str, change: Callable[[Record], None]) -> list[bytes]:
+    """`lines` with the first record of `kind` changed and the trailer sealed again, as a forger would."""
+    body = [json.loads(line) for line in lines[:-1]]
+    change(next(r for r in body if r["type"] == kind))
+    return seal([json.dumps(r).encode() + b"\n" for r in body])
+
+
+def _prop(key: str, value: object) -> Callable[[Record], None]:
+    def change(record: Record) -> None:
+        record["props"][key] = value
+
+    return change
+
+
+@pytest.fixture
+async def two_tenants(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> tuple[str, list[bytes]]:
+    """Graph `graph`'s export (then the graph wiped, so it may be imported again) and another tenant's
+    graph on the same server; returns the other graph's name and the export."""
+    await memory.remember(
+        RememberInput(
+            text="Pool MON/USDC-A is thin after 18:00",
+            entities=[POOL, MON],
+            relations=[{"from": "MON/USDC-A", "type": "QUOTES", "to": "MON"}],
+            graph=graph,
+        )
+    )
+    await memory.link(
+        LinkInput.model_validate(
+            {"from": POOL, "type": "LISTS", "to": MON, "props": {"venue": "dex"}, "graph": graph}
+        )
+    )
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    await memory.remember(RememberInput(text="a pending note", occurredAt="2026-05-07", graph=graph))
+    other = graph + "-other"
+    await _other_tenant(memory, anchoring, other)
+    lines = await export(store, settings, graph, tmp_path / "a.jsonl")
+    await wipe(store, graph)
+    return other, lines
+
+
+async def test_every_reserved_key_in_a_file_is_refused_and_another_tenant_is_left_as_it_was(
+    store: GraphStore,
+    memory: MemoryService,
+    settings: Settings,
+    graph: str,
+    two_tenants: tuple[str, list[bytes]],
+) -> None:
+    other, lines = two_tenants
+    before = await _snapshot(store, other)
+    forged = [("memory", key, other if key == "graph" else "x") for key in MEMORY_RESERVED]
+    forged += [("entity", key, other if key == "graph" else "x") for key in ENTITY_RESERVED]
+    forged += [("relation", key, other if key == "graph" else "x") for key in RELATION_RESERVED]
+    for kind, key, value in forged:
+        with pytest.raises(ExportRejected) as refused:
+            await importer(store, settings, memory).run(_forge(lines, kind, _prop(key, value)))
+        assert "reserved" in {f.rule for f in refused.value.findings}, (kind, key)
+        assert await _snapshot(store, graph) == [], (kind, key)  # nothing written, not even a GraphState
+    assert await _snapshot(store, other) == before
+    assert await _stray(store, graph, other) == 0
+
+
+async def test_properties_the_server_derives_are_derived_again_whatever_the_file_says(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    two_tenants: tuple[str, list[bytes]],
+) -> None:
+    other, lines = two_tenants
+    before = await _snapshot(store, other)
+    planted = {key: f"forged {key}" for key in DERIVED} | {"graphKey": graph_key(other), "timeFrom": 0}
+    planted |= {"embeddingModel": "forged", "extractedWith": "forged/1"}
+
+    def plant(record: Record) -> None:
+        record["props"] |= planted
+
+    done = await importer(store, settings, memory).run(_forge(lines, "memory", plant))
+    assert done.memories == 2
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g}) RETURN properties(m) AS props ORDER BY m.seq",
+        g=graph,
+        database_=store._database,
+    )
+    for row, line in zip(records, [r for r in map(json.loads, lines) if r["type"] == "memory"], strict=True):
+        props = row["props"]
+        assert {k: props[k] for k in derived(line["envelope"], graph)} == derived(line["envelope"], graph)
+        assert "embeddingModel" not in props and "extractedWith" not in props and "embedding" not in props
+    assert await _snapshot(store, other) == before
+    assert await _stray(store, graph, other) == 0
+    # what the other tenant's token reaches: its recall, its batch
+    recalled = await memory.recall(RecallInput(query="Pool MON thin", graph=other))
+    assert all(m.text.startswith("the other tenant") for m in recalled.memories)
+    await anchoring.anchor_now(GraphInput(graph=other))
+    assert await _snapshot(store, graph) and await _stray(store, graph, other) == 0
+
+
+async def test_a_file_read_from_a_pipe_imports_once_and_a_second_read_never_happens(
+    store: GraphStore,
+    memory: MemoryService,
+    settings: Settings,
+    graph: str,
+    two_tenants: tuple[str, list[bytes]],
+) -> None:
+    _, lines = two_tenants
+    changed = [line.replace(b"thin after 18:00", b"deep after 18:00") for line in lines]
+
+    class TwoFaced:
+        """The genuine file to the first read, a changed one to any later read (a named pipe could)."""
+
+        reads = 0
+
+        def __iter__(self) -> Iterator[bytes]:
+            self.reads += 1
+            return iter(lines if self.reads == 1 else changed)
+
+    source = TwoFaced()
+    done = await importer(store, settings, memory).run(source)
+    assert source.reads == 1 and done.memories == 2
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g}) RETURN m.text AS text", g=graph, database_=store._database
+    )
+    assert "Pool MON/USDC-A is thin after 18:00" in {r["text"] for r in records}
+
+
+def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
+    settings: Settings, graph: str, two_tenants: tuple[str, list[bytes]], tmp_path: Path
+) -> None:
+    import argparse
+
+    from graphsvc import cli_export
+    from graphsvc.app import Services
+
+    _, lines = two_tenants
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with fifo.open("wb") as pipe:  # blocks until the import opens it
+            pipe.write(b"".join(lines))
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    assert cli_export.cmd_import_export(argparse.Namespace(file=fifo, graph=None), settings) == 0
+    writer.join(timeout=10)
+
+    async def count(services: Services) -> int:
+        rows = await services.store.run("memory/known_ids", graph=graph, ids=_ids(lines))
+        return len(rows[0]["ids"])
+
+    assert cli_export.with_services(count, settings) == 2
+
+
+def _ids(lines: list[bytes]) -> list[str]:
+    return [r["id"] for r in map(json.loads, lines) if r["type"] == "memory"]
+
+
+class _Dropping:
+    """The real store, but one page of memories reaches it a row short: a write that did not happen."""
+
+    def __init__(self, store: GraphStore):
+        self._store = store
+
+    async def run(self, name: str, **params: Any) -> Any:
+        return await self._store.run(name, **params)
+
+    async def write_transaction(self, work: Any, *, bounded: bool = True) -> Any:
+        async def short(tx: Any) -> Any:
+            return await work(_ShortTx(tx))
+
+        return await self._store.write_transaction(short, bounded=bounded)
+
+
+class _ShortTx:
+    def __init__(self, tx: Any):
+        self._tx = tx
+
+    async def run(self, name: str, **params: Any) -> Any:
+        if name == "import/memories":
+            params["rows"] = params["rows"][1:]
+        return await self._tx.run(name, **params)
+
+
+async def test_an_import_that_the_store_does_not_write_stops_and_reports_nothing_imported(
+    store: GraphStore, memory: MemoryService, settings: Settings, two_tenants: tuple[str, list[bytes]]
+) -> None:
+    _, lines = two_tenants
+    with pytest.raises(NotWritten):
+        await importer(_Dropping(store), settings, memory).run(lines)
