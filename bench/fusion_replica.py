@@ -31,46 +31,38 @@ import secrets
 import sys
 from collections import defaultdict
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.services.recall import fusion
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 async def dump(settings: Any, data: Path | None, out: Path, model: str) -> None:
-    import graphsvc.services.recall.service as recall_module
     from graphsvc.app import Services
     from graphsvc.config import EmbeddingsSettings
     from graphsvc.domain.models import EntityIn, RecallInput, RememberInput
-    from graphsvc.services.memory import MemoryService
+    from graphsvc.services.recall.service import RecallService
     from tests import paraphrase_hard
 
-    captured: list[dict[str, Any]] = []
-    original = recall_module.evidence
-
-    def hooked(*args: Any, **kwargs: Any) -> Any:
-        found = original(*args, **kwargs)
-        captured.append(found)
-        return found
-
-    recall_module.evidence = hooked
     settings.embeddings = EmbeddingsSettings(enabled=True, model=model)
     settings.deadline_s = 120  # a cold server on a loaded machine: the first writes take seconds
     services = Services.build(settings)
     await services.start()
-    off = MemoryService(services.store)
+    clock = lambda: datetime.now(UTC)  # noqa: E731
+    on = RecallService(services.store, clock, services.embeddings, settings.recall)
+    off = RecallService(services.store, clock, None, settings.recall)
     records: list[dict[str, Any]] = []
 
     async def ask(graph: str, question: str, names: dict[str, str], **fields: Any) -> None:
-        for mode, memory in (("on", services.memory), ("off", off)):
-            captured.clear()
-            await memory.recall(RecallInput(query=question, graph=graph, limit=50))
-            [found] = captured
+        for mode, recall in (("on", on), ("off", off)):
+            found = (await recall.gather(RecallInput(query=question, graph=graph, limit=50))).found
             records.append(
                 {
                     **fields,
@@ -168,7 +160,7 @@ def formula(
     def score(row: list[Any], query: dict[str, float]) -> float:
         _, bm25, attainable, own, near, hop, support, is_named, _ = row
         if keyword == "coverage":
-            k = fusion.coverage(bm25, attainable) ** power
+            k = fusion.coverage(bm25, attainable, RecallConfig().bm25_k1) ** power
         else:  # relative: divided by the best hit's, as before issue 28
             k = bm25 / query["best_bm25"] if query["best_bm25"] > 0 else 0.0
         s = max(own if own is not None else 0.0, spread * near if near is not None else 0.0)
@@ -177,7 +169,7 @@ def formula(
         else:
             m = min(1.0, max(0.0, (s - floor) / (ceiling - floor)))
         if gap is not None:  # the service's own reading (half absolute, half beside the closest)
-            m = fusion.closeness(s, query["best_s"], fusion.Calibration(floor, ceiling, gap))
+            m = fusion.closeness(s, query["best_s"], Calibration(floor=floor, ceiling=ceiling, gap=gap))
         return kw * k * (named if is_named else 1.0) + 1 / (1 + hop) + min(1.0, support) + mw * m
 
     return score
@@ -269,7 +261,7 @@ def rank(path: Path, fifth: bool = False) -> None:
         figures = evaluate(records, "on", **params)
         worst = min(figures[c] - alone[kw][c] for c in CATEGORIES)
         show(" ".join(f"{k} {v}" for k, v in params.items()), figures, f"{100 * worst:+8.1f}")
-    # The keyword term as coverage ^ power (services/recall/fusion.py: KEYWORD_POWER), around today's formula.
+    # The keyword term as coverage ^ power (RecallConfig.keyword_power), around today's formula.
     for power, kw, ceiling in itertools.product(
         (1.25, 1.5, 1.75, 2.0), (4.0, 5.0, 6.0, 7.0, 8.0), (0.45, 0.5, 0.55)
     ):

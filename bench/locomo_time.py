@@ -5,7 +5,9 @@ session date as `occurredAt`, one without), then asks every question with `recal
 time weight given, and prints R@10 per category and for the questions that name a time. The same
 turns, order and windows as bench/locomo.py (which goes through MCP, one `remember` per turn, and
 is the figure of record); `--no-reading` asks as the recall before time windows did (no window);
-`--strip-time-words` takes the query's time expressions out of its keywords (a variant, not kept). Several minutes on a busy machine.
+`--strip-time-words` takes the query's time expressions out of its keywords (a variant, not kept). Each
+variant is a RecallConfig handed to its own RecallService (docs/recall.md, *Recall's settings*).
+Several minutes on a busy machine.
 
     .venv/bin/python bench/locomo_time.py [--weights 0,0.5,1,2] [--no-reading]
 """
@@ -19,6 +21,7 @@ import json
 import secrets
 import sys
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +31,9 @@ from locomo import CATEGORIES, DATA, DEV_HALF, chosen, names_a_time, remember_in
 
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput, RememberInput
-from graphsvc.domain.when import Occurred, Reference, mentions, without
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall import fusion, timing
+from graphsvc.services.recall.service import RecallService
 
 BATCH = 100
 
@@ -51,7 +54,7 @@ async def ingest(memory: MemoryService, samples: list[dict], graph: str, dates: 
 
 
 async def ask(
-    memory: MemoryService, samples: list[dict], graph: str, by_memory: dict[str, str], misses: bool = False
+    recall: RecallService, samples: list[dict], graph: str, by_memory: dict[str, str], misses: bool = False
 ) -> dict:
     recalled: dict[str, list[float]] = defaultdict(list)
     for s in samples:
@@ -59,7 +62,7 @@ async def ask(
             evidence = set(qa.get("evidence") or [])
             if not evidence:
                 continue
-            result = await memory.recall(RecallInput(query=qa["question"], limit=50, graph=graph))
+            result = await recall.recall(RecallInput(query=qa["question"], limit=50, graph=graph))
             ranked = [by_memory.get(m.id) for m in result.memories][:10]
             score = len(evidence & set(ranked)) / len(evidence)
             timed = "names a time" if names_a_time(qa["question"]) else "names no time"
@@ -71,31 +74,10 @@ async def ask(
     return {name: (sum(v) / len(v), len(v)) for name, v in recalled.items()}
 
 
-def without_reading() -> None:
-    """Recall as before time windows: the query whole, no window."""
-
-    async def read(store: Any, req: RecallInput, now: Any) -> timing.Reading:
-        return timing.Reading(None, None, None, req.query)  # nor asks when
-
-    timing.read = read  # type: ignore[assignment]
-
-
-def stripping_time_words() -> None:
-    """Recall with windows and the query's time words taken out of the keywords (a variant)."""
-    read = timing.read
-
-    async def stripped(store: Any, req: RecallInput, now: Any) -> timing.Reading:
-        reading = await read(store, req, now)
-        query = req.query or ""
-        words = without(query, mentions(query, Reference.of(Occurred.at(req.asOf or now))))
-        return timing.Reading(reading.window, reading.source, reading.text, words)
-
-    timing.read = stripped  # type: ignore[assignment]
-
-
 async def main_async(
     samples: list[dict],
     settings: Any,
+    config: RecallConfig,
     weights: list[float],
     when_scores: list[float],
     misses: bool = False,
@@ -114,9 +96,10 @@ async def main_async(
         names = ["all", *CATEGORIES.values(), "names a time", "names no time"]
         print(f"{'run':28}" + "".join(f"{n:>14}" for n in names))
         for weight, when in itertools.product(weights, when_scores):
-            fusion.TIME_WEIGHT, timing.WHEN_SCORE = weight, when
+            variant = config.model_copy(update={"time_weight": weight, "when_score": when})
+            recall = RecallService(services.store, lambda: datetime.now(UTC), services.embeddings, variant)
             for dates, (graph, by_memory) in graphs.items():
-                got = await ask(services.memory, samples, graph, by_memory, misses and dates)
+                got = await ask(recall, samples, graph, by_memory, misses and dates)
                 label = f"W {weight:g}, when {when:g}, {'dates' if dates else 'no dates'}"
                 print(f"{label:28}" + "".join(f"{got[n][0]:14.3f}" for n in names), flush=True)
         print(f"{'questions':28}" + "".join(f"{got[n][1]:14d}" for n in names))
@@ -130,7 +113,7 @@ def main() -> None:
     parser.add_argument("--conversations", default=DEV_HALF)
     parser.add_argument("--weights", default="1", help="time weights to try, comma-separated")
     parser.add_argument(
-        "--when-scores", default=str(timing.WHEN_SCORE), help="time terms for 'when' questions"
+        "--when-scores", default=str(RecallConfig().when_score), help="time terms for 'when' questions"
     )
     parser.add_argument(
         "--keep-relative", action="store_true", help="variant: relative time words stay in the keywords"
@@ -142,16 +125,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.data is None:
         parser.error("--data: the path of data/locomo10.json from snap-research/LoCoMo")
-    if args.no_reading:
-        without_reading()
-    if args.strip_time_words:
-        stripping_time_words()
-    timing.STRIP_RELATIVE = not args.keep_relative
+    words = "all" if args.strip_time_words else "keep" if args.keep_relative else "relative"
+    config = RecallConfig(time_windows=not args.no_reading, time_words=words)
     samples = chosen(json.loads(args.data.read_text()), args.conversations)
     with neo4j_settings() as settings:
         weights = [float(w) for w in args.weights.split(",")]
         when_scores = [float(w) for w in args.when_scores.split(",")]
-        asyncio.run(main_async(samples, settings, weights, when_scores, args.misses, args.dates_only))
+        asyncio.run(main_async(samples, settings, config, weights, when_scores, args.misses, args.dates_only))
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ from common import neo4j_settings, served
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.encoder.onnx import DEFAULT_MODEL, DIMENSIONS, MODEL_ID_LENGTH, MODELS, OnnxEncoder
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.memory import MemoryService
@@ -244,7 +245,8 @@ async def tenant_view(memory: MemoryService, embeddings: EmbeddingService) -> li
     for query in dataset.queries(TENANT_QUERIES, TENANT_SIZE, memory_seed=TENANT_SEED):
         vector = embeddings.encode_query(query)
         assert vector is not None
-        nearest = await embeddings.nearest(TENANT, await vector, TENANT_NEAREST)
+        breadth = RecallConfig().vector_breadth
+        nearest = await embeddings.nearest(TENANT, await vector, TENANT_NEAREST, breadth)
         top = await memory.recall(RecallInput(query=query, graph=TENANT))
         views.append(
             {"nearest": [r["id"] for r in nearest], "top10": [[m.id, m.score] for m in top.memories]}

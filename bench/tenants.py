@@ -17,6 +17,7 @@ import asyncio
 import statistics
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,9 @@ from perf import remember
 
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput
-from graphsvc.services import embeddings
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services.recall.keywords import graph_key
+from graphsvc.services.recall.service import RecallService
 from graphsvc.services.recall.term_fold import fold
 
 GRAPH, OTHERS, SIZE, SEED, NEAREST, BATCH = "tenant", "others", 1000, 3, 20, 2000
@@ -47,16 +49,23 @@ async def cypher(driver: neo4j.AsyncDriver, text: str, **params: Any) -> list[di
 
 
 async def views(
-    services: Services, driver: neo4j.AsyncDriver, vectors: list[list[float]], queries: list[str]
+    services: Services,
+    driver: neo4j.AsyncDriver,
+    vectors: list[list[float]],
+    queries: list[str],
+    breadth: int,
 ) -> dict[str, Any]:
-    """Per query: the service's nearest ids, the exact nearest ids, recall's top 10; the leg's times."""
+    """Per query: the service's nearest ids, the exact nearest ids, recall's top 10 (the index asked
+    for `breadth`); the leg's times."""
+    config = services.settings.recall.model_copy(update={"vector_breadth": breadth})
+    recall = RecallService(services.store, lambda: datetime.now(UTC), services.embeddings, config)
     times, rows = [], []
     for query, vector in zip(queries, vectors, strict=True):
         started = time.perf_counter()
-        nearest = [r["id"] for r in await services.embeddings.nearest(GRAPH, vector, NEAREST)]
+        nearest = [r["id"] for r in await services.embeddings.nearest(GRAPH, vector, NEAREST, breadth)]
         times.append(time.perf_counter() - started)
         exact = [r["id"] for r in await cypher(driver, EXACT, graph=GRAPH, vector=vector, limit=NEAREST)]
-        top = await services.memory.recall(RecallInput(query=query, graph=GRAPH))
+        top = await recall.recall(RecallInput(query=query, graph=GRAPH))
         rows.append({"nearest": nearest, "exact": exact, "top": [(m.id, m.score) for m in top.memories]})
     return {"rows": rows, "times": times}
 
@@ -106,9 +115,8 @@ async def main_async(settings: Any, sizes: list[int], count: int, breadths: list
         print("|---|---|---|---|---|---|")
         fresh = {}
         for breadth in breadths:
-            embeddings.BREADTH = breadth
-            await views(services, driver, vectors[:5], queries[:5])  # warm-up
-            fresh[breadth] = await views(services, driver, vectors, queries)
+            await views(services, driver, vectors[:5], queries[:5], breadth)  # warm-up
+            fresh[breadth] = await views(services, driver, vectors, queries, breadth)
             print(line(0, breadth, fresh[breadth], fresh[breadth]), flush=True)
         rng, have = np.random.default_rng(5), 0
         for size in sizes:
@@ -119,9 +127,8 @@ async def main_async(settings: Any, sizes: list[int], count: int, breadths: list
                 f"  ({size:,} others in {time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True
             )
             for breadth in breadths:
-                embeddings.BREADTH = breadth
-                await views(services, driver, vectors[:5], queries[:5])
-                now = await views(services, driver, vectors, queries)
+                await views(services, driver, vectors[:5], queries[:5], breadth)
+                now = await views(services, driver, vectors, queries, breadth)
                 print(line(size, breadth, fresh[breadth], now), flush=True)
     finally:
         await driver.close()
@@ -132,7 +139,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument("--breadths", default=str(embeddings.BREADTH), help="how many the index is asked for")
+    breadth = RecallConfig().vector_breadth
+    parser.add_argument("--breadths", default=str(breadth), help="how many the index is asked for")
     args = parser.parse_args()
     with neo4j_settings(heap="4g", pagecache="4g") as settings:
         breadths = [int(b) for b in args.breadths.split(",")]

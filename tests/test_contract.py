@@ -33,6 +33,7 @@ from graphsvc.domain.models import (
     RememberInput,
     RememberResult,
 )
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services.recall.keywords import graph_key, lucene_query
 from graphsvc.services.recall.ranking import hop_of
 
@@ -214,7 +215,7 @@ def test_text_is_stored_nfc_normalised() -> None:
     ],
 )
 def test_lucene_query_keeps_only_words_so_no_syntax_reaches_lucene(query: str) -> None:
-    built = lucene_query("default", query)
+    built = lucene_query("default", query, RecallConfig().field_weights)
     assert built is not None
     terms = built.split("text:(", 1)[1].split(")", 1)[0].split()
     assert terms and all(t.replace("_", "").isalnum() for t in terms)
@@ -227,7 +228,7 @@ def test_graph_keys_are_single_tokens_that_never_collide_on_names_sharing_words(
 
 
 def test_lucene_query_of_punctuation_only_is_none() -> None:
-    assert lucene_query("default", "?!... --- ***") is None
+    assert lucene_query("default", "?!... --- ***", RecallConfig().field_weights) is None
 
 
 def test_hop_is_half_the_walk_depth_rounded_up() -> None:

@@ -26,12 +26,11 @@ from graphsvc import cli
 from graphsvc.app import Services
 from graphsvc.config import CACHE_DIR, AuthSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.encoder.onnx import MAVEN_CENTRAL, MODELS, EncoderUnavailable, Maven, OnnxEncoder, files
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.fusion import Calibration
 from graphsvc.services.recall.keywords import keywords
-from graphsvc.services.recall.ranking import SEMANTIC_SEEDS
 from graphsvc.services.recall.term_fold import fold
 from graphsvc.services.recall.term_stats import analyze
 from graphsvc.store.graph import GraphStore
@@ -39,6 +38,7 @@ from tests import paraphrase_hard
 from tests.conftest import _serve
 from tests.paraphrase import OTHERS, PAIRS
 
+CONFIG = RecallConfig()
 WORKER_WITHIN_S = 120  # a loaded machine: the app's worker embeds a handful of memories well within it
 
 
@@ -328,7 +328,7 @@ async def test_the_vector_search_keeps_to_the_graph_when_other_graphs_crowd_the_
     mine = await _remember(semantic_memory, graph, ["boats to the isle depart hourly", "we bake bread"])
     await _drain(embeddings)
     [vector] = encoder.encode(["When does the ferry to the island leave?"])
-    nearest = await embeddings.nearest(graph, vector, SEMANTIC_SEEDS)
+    nearest = await embeddings.nearest(graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth)
     assert [row["id"] for row in nearest] == mine  # exactly the graph's, nearest first
     assert set(await _recalled(semantic_memory, graph, "ferry timetable", limit=10)) <= set(mine)
 
@@ -367,9 +367,11 @@ async def test_each_vector_names_its_model_and_another_model_embeds_them_again(
     assert await _models(store, graph) == {made: "0123456789abcdef"}
     # Until this model embeds it again, the other model's vector says nothing to this model's queries.
     vector = encoder.encode_query("a vector that names its model")
-    assert await embeddings.nearest(graph, vector) == []
+    assert await embeddings.nearest(graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth) == []
     assert await embeddings.similarities(graph, vector, [made]) == {made: (None, None)}
-    assert [r["id"] for r in await EmbeddingService(store, other, "ok").nearest(graph, vector)] == [made]
+    assert [r["id"] for r in await EmbeddingService(store, other, "ok").nearest(graph, vector, 20, 100)] == [
+        made
+    ]
     await embeddings.backfill()
     await _drain(embeddings)
     assert await _models(store, graph) == {made: encoder.model}
@@ -470,7 +472,7 @@ async def test_with_no_model_chosen_a_server_that_cannot_fetch_bge_means_with_th
     try:
         health = await services.health()
         assert health["embeddings"] == "ok" and health["embeddingsModel"] == "all-MiniLM-L6-v2"
-        assert health["down"] == [] and services.embeddings.calibration == Calibration(0.2, 0.5, 0.05)
+        assert health["down"] == [] and CONFIG.calibration(services.embeddings.model_name) is not None
     finally:
         await services.close()
     # Chosen by name, bge is bge or nothing: keywords alone, and /health says so.
@@ -509,7 +511,12 @@ async def test_a_graphs_nearest_memories_and_recall_do_not_move_beside_other_gra
         answers = []
         for question in questions:
             [vector] = encoder.encode([question])
-            nearest = [row["id"] for row in await embeddings.nearest(graph, vector, SEMANTIC_SEEDS)]
+            nearest = [
+                row["id"]
+                for row in await embeddings.nearest(
+                    graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth
+                )
+            ]
             result = await semantic_memory.recall(RecallInput(query=question, graph=graph, limit=10))
             answers.append((nearest, [(m.id, m.score) for m in result.memories]))
         return answers

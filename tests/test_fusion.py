@@ -9,11 +9,15 @@ import pytest
 
 from graphsvc.domain import render
 from graphsvc.domain.models import RecalledMemory, RecallResult, ScoreParts
+from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.services.embeddings import meaning_of
 from graphsvc.services.recall import fusion
 from graphsvc.services.recall.keywords import keywords
 from graphsvc.services.recall.term_stats import analyze
 from tests import paraphrase_hard
+
+CONFIG = RecallConfig()
+K1, SPREAD = CONFIG.bm25_k1, CONFIG.spread
 
 
 def idf(df: int, docs: int = 1000) -> float:
@@ -24,22 +28,22 @@ def test_one_shared_common_word_is_a_small_part_of_a_full_match() -> None:
     # "Is the user vegetarian?" over 1000 memories, "user" in 400 of them and "vegetarian" in 2;
     # both in the window and the own text (weights 1 and 0.5): the query's attainable BM25.
     attainable = 1.5 * (idf(400) + idf(2))
-    common = 1.5 * idf(400) / (fusion.K1 + 1)  # "user" once, fields of average length
-    rare = 1.5 * idf(2) / (fusion.K1 + 1)
-    assert fusion.coverage(common, attainable) < 0.15
-    assert fusion.coverage(rare, attainable) > 0.85
-    assert fusion.coverage(common + rare, attainable) == pytest.approx(1.0)
+    common = 1.5 * idf(400) / (K1 + 1)  # "user" once, fields of average length
+    rare = 1.5 * idf(2) / (K1 + 1)
+    assert fusion.coverage(common, attainable, K1) < 0.15
+    assert fusion.coverage(rare, attainable, K1) > 0.85
+    assert fusion.coverage(common + rare, attainable, K1) == pytest.approx(1.0)
 
 
 def test_keyword_coverage_does_not_depend_on_the_other_candidates() -> None:
     # Before issue 28 the best hit scored 1 whatever it shared; now a weak best hit stays weak.
-    assert fusion.coverage(0.5, 10.0) == pytest.approx(0.11)
-    assert fusion.coverage(0.0, 10.0) == 0.0
-    assert fusion.coverage(1.0, 0.0) == 0.0
-    assert fusion.coverage(100.0, 10.0) == 1.0
+    assert fusion.coverage(0.5, 10.0, K1) == pytest.approx(0.11)
+    assert fusion.coverage(0.0, 10.0, K1) == 0.0
+    assert fusion.coverage(1.0, 0.0, K1) == 0.0
+    assert fusion.coverage(100.0, 10.0, K1) == 1.0
 
 
-BGE = fusion.Calibration(0.35, 0.75, 0.12)
+BGE = Calibration(floor=0.35, ceiling=0.75, gap=0.12)
 
 
 def test_meaning_is_half_how_close_and_half_how_near_the_closest_candidate() -> None:
@@ -52,15 +56,15 @@ def test_meaning_is_half_how_close_and_half_how_near_the_closest_candidate() -> 
     assert fusion.closeness(middle, middle + gap, BGE) == pytest.approx(0.25)  # a gap behind: absolute only
     assert fusion.closeness(0.9, 0.9, None) == 0.0  # embeddings off
     # A window neighbour's cosine counts SPREAD of itself; none at all is no meaning.
-    assert fusion.nearness(None, middle / fusion.SPREAD) == pytest.approx(middle)
-    assert fusion.nearness(0.5, 0.6) == 0.5 and fusion.nearness(None, None) == 0.0
+    assert fusion.nearness(None, middle / SPREAD, SPREAD) == pytest.approx(middle)
+    assert fusion.nearness(0.5, 0.6, SPREAD) == 0.5 and fusion.nearness(None, None, SPREAD) == 0.0
 
 
 def test_the_score_is_the_weighted_sum_of_its_parts() -> None:
     evidence = fusion.Evidence(bm25=1.0, attainable=2.2, own=0.8, hop=1, support=0.25, named=True)
-    parts = fusion.fuse(evidence, 0.8, BGE)
+    parts = fusion.fuse(evidence, CONFIG, 0.8, BGE)
     assert (parts.keyword, parts.meaning, parts.walk, parts.named) == (1.0, 1.0, 0.75, True)
-    expected = fusion.KEYWORD_WEIGHT * fusion.NAMED_BOOST + 0.75 + fusion.MEANING_WEIGHT
+    expected = CONFIG.keyword_weight * CONFIG.named_boost + 0.75 + CONFIG.meaning_weight
     assert parts.total == pytest.approx(expected)
 
 
@@ -70,8 +74,11 @@ def test_a_paraphrase_outranks_a_memory_sharing_one_common_word() -> None:
     attainable = 1.5 * (idf(400) + idf(1))
     distractor = fusion.Evidence(bm25=1.5 * idf(400) / 2.2, attainable=attainable, own=0.45)
     paraphrase = fusion.Evidence(own=0.6)
-    closest = fusion.nearness(paraphrase.own, None)
-    assert fusion.fuse(paraphrase, closest, BGE).total > fusion.fuse(distractor, closest, BGE).total
+    closest = fusion.nearness(paraphrase.own, None, SPREAD)
+    assert (
+        fusion.fuse(paraphrase, CONFIG, closest, BGE).total
+        > fusion.fuse(distractor, CONFIG, closest, BGE).total
+    )
 
 
 def test_found_by_names_the_walk_for_a_memory_no_seed_found() -> None:

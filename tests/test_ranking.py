@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphsvc.services.recall.fusion import (
-    KEYWORD_POWER,
-    KEYWORD_WEIGHT,
-    MEANING_WEIGHT,
-    NAMED_BOOST,
-    SPREAD,
-    TIME_WEIGHT,
-    Calibration,
-)
+from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.services.recall.graph_walk import Node, Walk, WalkEdge
 from graphsvc.services.recall.keywords import named_in
 from graphsvc.services.recall.ranking import (
@@ -46,15 +38,23 @@ def hits(text: dict[str, float]) -> Hits:
     return Hits([{"id": i, "score": score} for i, score in text.items()], attainable=2.2)
 
 
-CALIBRATION = Calibration(0.35, 0.75, 0.12)
+CALIBRATION = Calibration(floor=0.35, ceiling=0.75, gap=0.12)
+CONFIG = RecallConfig()
+KEYWORD_POWER, KEYWORD_WEIGHT, MEANING_WEIGHT = (
+    CONFIG.keyword_power,
+    CONFIG.keyword_weight,
+    CONFIG.meaning_weight,
+)
+NAMED_BOOST, TIME_WEIGHT, K1 = CONFIG.named_boost, CONFIG.time_weight, CONFIG.bm25_k1
 
 
 def scores(walk: Walk, text: dict[str, float] | None = None, **options: object) -> dict[str, float]:
     hops = options.pop("hops", 2)
     named = options.pop("named", set())
     near = options.pop("near", {})
-    found = evidence(walk, hits(text or {}), named, hops, set(), near, **options)  # type: ignore[arg-type]
-    ranking = ranked(found, list(text or {}), CALIBRATION)
+    config = options.pop("config", CONFIG)
+    found = evidence(walk, hits(text or {}), K1, named, hops, set(), near, **options)  # type: ignore[arg-type]
+    ranking = ranked(found, config, list(text or {}), CALIBRATION)  # type: ignore[arg-type]
     return {memory_id: round(parts.total, 4) for parts, _, memory_id in ranking}
 
 
@@ -67,10 +67,10 @@ def test_a_keyword_hit_scores_its_share_of_the_query_to_a_power_plus_its_nearnes
 
 
 def test_no_keyword_hit_gives_no_keyword_score() -> None:
-    assert Hits().scores == {} and Hits().ceiling() == 0.0
+    assert Hits().scores == {} and Hits().ceiling(K1) == 0.0
     # Without the graph's statistics the best hit's score stands in for the attainable BM25.
-    assert Hits([{"id": "a", "score": 8.0}]).ceiling() == 2.2 * 8.0
-    assert Hits([{"id": "a", "score": 0.0}]).ceiling() == 0.0  # never a division by zero
+    assert Hits([{"id": "a", "score": 8.0}]).ceiling(K1) == 2.2 * 8.0
+    assert Hits([{"id": "a", "score": 0.0}]).ceiling(K1) == 0.0  # never a division by zero
 
 
 def test_a_memory_that_mentions_an_entity_the_query_names_has_its_text_score_boosted() -> None:
@@ -150,7 +150,6 @@ def test_cosines_are_own_and_best_neighbours_on_the_cosine_scale() -> None:
         {"id": "unembedded", "own": None, "near": [0.75]},
     ]
     assert cosines(rows) == {"own": (1.0, None), "neighbour": (0.0, 1.0), "unembedded": (None, 0.5)}
-    assert SPREAD == 0.7  # a neighbour's cosine counts 0.7 of itself (services/recall/fusion.py)
 
 
 def test_a_memory_not_kept_is_not_ranked_and_history_keeps_all() -> None:
@@ -170,7 +169,7 @@ def test_equal_scores_order_nearer_first_then_keyword_hits_in_their_order_then_b
         mentions=(("0-far", "Person:pair"),),
     )
     text = {"y-hit-first": 0.0, "z-hit-second": 0.0}  # hits whose keyword score rounds to nothing
-    best = ranked(evidence(walk, hits(text), set(), 2), list(text))
+    best = ranked(evidence(walk, hits(text), K1, set(), 2), CONFIG, list(text))
     assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [
         (1.0, "y-hit-first"),
         (1.0, "z-hit-second"),
@@ -183,7 +182,7 @@ def test_equal_scores_order_nearer_first_then_keyword_hits_in_their_order_then_b
 def test_scores_keep_four_decimals_so_nearly_equal_scores_tie() -> None:
     walk = context(memory("b", 0), memory("a", 0))
     text = {"b": 0.25, "a": 0.250001}
-    best = ranked(evidence(walk, hits(text), set(), 0), list(text))
+    best = ranked(evidence(walk, hits(text), K1, set(), 0), CONFIG, list(text))
     assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [(1.75, "b"), (1.75, "a")]
 
 
@@ -220,5 +219,14 @@ def test_a_memory_in_the_time_window_gains_the_time_weight_times_its_overlap() -
 
 def test_a_memory_found_only_by_the_time_window_says_so() -> None:
     walk = context(memory("in", 0))
-    [(parts, _, _)] = ranked(evidence(walk, hits({}), set(), 2, set(), {}, None, {"in": 1.0}))
+    [(parts, _, _)] = ranked(evidence(walk, hits({}), K1, set(), 2, set(), {}, None, {"in": 1.0}), CONFIG)
     assert parts.found_by == ("time",) and parts.time == 1.0
+
+
+def test_a_configuration_passed_in_reweighs_the_score() -> None:
+    walk = context(memory("in", 0), memory("hit", 0))
+    timely, text = {"in": 1.0}, {"hit": 0.5}
+    default = scores(walk, text, timely=timely)
+    assert default["hit"] > default["in"]  # half the query's words outweigh a day inside the window
+    heavy = scores(walk, text, timely=timely, config=CONFIG.model_copy(update={"time_weight": 5.0}))
+    assert heavy["in"] > heavy["hit"] and heavy["hit"] == default["hit"]

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.recall import term_fold
-from graphsvc.services.recall.ranking import FIELD_WEIGHTS
 from graphsvc.services.recall.term_stats import (
     GraphStats,
     QueryScorer,
@@ -78,9 +78,9 @@ def test_rescoring_is_lucenes_bm25_over_each_fields_analyzed_lines() -> None:
 
     # "river" twice in the query counts twice, as Lucene sums a repeated clause
     expected = 2 * bm25("window", "river", 1.0) + bm25("window", "bank", 1.0) + 2 * bm25("text", "river", 0.5)
-    score = QueryScorer(stats, ["river", "bank", "river"], weights).score(fields)
+    score = QueryScorer(stats, ["river", "bank", "river"], weights, k1=1.2, b=0.75).score(fields)
     assert score == pytest.approx(expected)
-    assert QueryScorer(stats, ["museum"], weights).score(fields) == 0.0
+    assert QueryScorer(stats, ["museum"], weights, k1=1.2, b=0.75).score(fields) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -98,7 +98,10 @@ def test_statistics_read_half_folded_still_score(docs: int, length: int) -> None
         df={("text", "plan"): 1, ("window", "plan"): 2},
     )
     fields = {"text": analyzed_lines("secret plan"), "window": analyzed_lines("secret plan"), "tags": []}
-    score = QueryScorer(stats, ["secret", "plan"], FIELD_WEIGHTS).score(fields)
+    config = RecallConfig()
+    score = QueryScorer(
+        stats, ["secret", "plan"], config.field_weights, k1=config.bm25_k1, b=config.bm25_b
+    ).score(fields)
     assert 0 <= score < math.inf
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from graphsvc.domain.models import RecallInput
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.when import parse_occurred
-from graphsvc.services.recall.timing import WHEN_SCORE, Reading, overlaps, read, stamp, term
+from graphsvc.services.recall.timing import Reading, overlaps, read, stamp, term
 
 
 def _day(value: str) -> int:
@@ -58,21 +59,33 @@ def test_a_question_that_asks_when_favours_the_memories_that_state_a_time() -> N
         {"id": "silent", "mentionFrom": None, "mentionTo": None},
     ]
     asks = Reading(None, None, None, "when did Ann swim", asks_when=True)
-    assert term(asks, rows) == {"states": WHEN_SCORE}
-    assert term(Reading(None, None, None, "did Ann swim"), rows) == {}
+    assert term(asks, rows, 0.5) == {"states": 0.5}
+    assert term(Reading(None, None, None, "did Ann swim"), rows, 0.5) == {}
     windowed = Reading(parse_occurred("2023-05-05").span, "query", "5 May", "when on 5 May", asks_when=True)
-    assert term(windowed, rows) == {"states": 1.0}  # the window's overlap, when larger
+    assert term(windowed, rows, 0.5) == {"states": 1.0}  # the window's overlap, when larger
 
 
 async def test_relative_time_words_leave_the_keywords_and_absolute_ones_stay() -> None:
     now = datetime(2023, 5, 8, tzinfo=UTC)
 
-    async def keywords(query: str) -> str | None:
-        return (await read(_NoExtent(), RecallInput(query=query, graph="g"), now)).keywords
+    async def keywords(query: str, config: RecallConfig | None = None) -> str | None:
+        reading = await read(_NoExtent(), RecallInput(query=query, graph="g"), now, config or RecallConfig())
+        return reading.keywords
 
     assert (await keywords("what did I do yesterday")).split() == ["what", "did", "I", "do"]
     assert (await keywords("chess two weeks ago")).split() == ["chess"]
     assert await keywords("chess in June 2022") == "chess in June 2022"
+    # The configuration's other readings: every time word out, or none.
+    assert await keywords("chess in June 2022", RecallConfig(time_words="all")) == "chess in"
+    assert await keywords("chess two weeks ago", RecallConfig(time_words="keep")) == "chess two weeks ago"
+
+
+async def test_a_configuration_without_time_windows_reads_no_window_and_no_when() -> None:
+    req = RecallInput(query="when did I play chess last week", graph="g")
+    now = datetime(2023, 5, 8, tzinfo=UTC)
+    reading = await read(_NoExtent(), req, now, RecallConfig(time_windows=False))
+    assert (reading.window, reading.asks_when, reading.keywords) == (None, False, req.query)
+    assert (await read(_NoExtent(), req, now, RecallConfig())).window is not None
 
 
 class _NoExtent:

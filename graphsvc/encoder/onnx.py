@@ -73,10 +73,7 @@ class Model:
     name: str
     source: Packaged | Maven
     sha256: str  # of the model file: its first MODEL_ID_LENGTH digits name the model on each vector
-    pooling: Literal["cls", "mean"]
-    calibration: tuple[
-        float, float, float
-    ]  # floor, ceiling, gap: how its cosines read (services/recall/fusion.py)
+    pooling: Literal["cls", "mean"]  # how its cosines read: RecallConfig.calibrations
     query_prefix: str = ""  # what the model was trained to read before a query
 
 
@@ -95,7 +92,6 @@ MODELS = {
             ),
             "6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
             "cls",
-            (0.35, 0.75, 0.12),  # bench/README.md: Fifth pass
             "Represent this sentence for searching relevant passages: ",
         ),
         Model(
@@ -106,7 +102,6 @@ MODELS = {
             ),
             "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
             "mean",
-            (0.2, 0.5, 0.05),
         ),
     )
 }
@@ -254,11 +249,6 @@ class OnnxEncoder:
                 f"the embedding model gives {len(probe[0])} dimensions, not {DIMENSIONS}"
             )
         return encoder
-
-    @property
-    def calibration(self) -> tuple[float, float, float]:
-        """How the model's cosines read as meaning (floor, ceiling, gap: services/recall/fusion.py)."""
-        return self._spec.calibration
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit vectors, one per text (a memory), in order. One text per run: bge's int8 export

@@ -36,12 +36,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
 from graphsvc.services.ports import Row, Store
-from graphsvc.services.recall.fusion import Calibration
 from graphsvc.services.recall.keywords import graph_key, query_terms
-from graphsvc.services.recall.ranking import SEMANTIC_SEEDS, WINDOW, Cosines, cosines
+from graphsvc.services.recall.ranking import WINDOW, Cosines, cosines
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
-BREADTH = 100  # how many the vector index is asked for, of which recall keeps the SEMANTIC_SEEDS nearest
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
@@ -58,11 +56,6 @@ class Encoder(Protocol):
     dimensions: int
     name: str  # the model's (graphsvc.encoder.onnx.MODELS)
     model: str  # names the model file (its sha256 prefix): stored with each vector
-
-    @property
-    def calibration(self) -> tuple[float, float, float]:
-        """How its cosines read as meaning: fusion.Calibration's fields."""
-        ...
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 
@@ -90,11 +83,6 @@ class EmbeddingService:
     @property
     def _model(self) -> str | None:
         return self._encoder.model if self._encoder else None
-
-    @property
-    def calibration(self) -> Calibration | None:
-        """How the model's cosines read as meaning (services/recall/fusion.py); None when off."""
-        return Calibration(*self._encoder.calibration) if self.on and self._encoder else None
 
     # ---- the write side -------------------------------------------------------------------------
 
@@ -193,15 +181,15 @@ class EmbeddingService:
         )
         return cosines(found["rows"])
 
-    async def nearest(self, graph: str, vector: list[float], limit: int = SEMANTIC_SEEDS) -> list[Row]:
+    async def nearest(self, graph: str, vector: list[float], limit: int, breadth: int) -> list[Row]:
         """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index (its
-        BREADTH nearest asked, the best `limit` kept: the index is approximate)."""
+        `breadth` nearest asked, the best `limit` kept: the index is approximate)."""
         [found] = await self._store.run(
             "embed/nearest",
             key=graph_key(graph),
             vector=vector,
             limit=limit,
-            breadth=max(limit, BREADTH),
+            breadth=max(limit, breadth),
             model=self._model,
         )
         return found["rows"]

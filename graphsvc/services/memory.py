@@ -22,6 +22,7 @@ from graphsvc.domain.models import (
     RememberReceipt,
     RememberResult,
 )
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services import graph_tools
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.ports import Store
@@ -38,13 +39,15 @@ class MemoryService:
         embeddings: EmbeddingService | None = None,
         *,
         deadline_s: float | None = None,
+        recall: RecallConfig | None = None,
     ):
         """`deadline_s`: how long a remember waits for its answer, counted from its arrival (None: as
-        long as the store's own deadlines take)."""
+        long as the store's own deadlines take); `recall`: recall's weights and knobs (the defaults
+        unless given)."""
         self._store = store
         self.folder = TermFolder(store)
         self._writes = RememberService(store, self.folder, clock, embeddings, deadline_s)
-        self._recall = RecallService(store, clock, embeddings)
+        self._recall = RecallService(store, clock, embeddings, recall)
 
     async def start(self) -> None:
         """A start-up step: fold the term statistics' deltas a stopped process left (in the background)."""

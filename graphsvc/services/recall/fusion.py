@@ -1,27 +1,29 @@
-"""How recall weighs what it knows about one memory into its score (README: *Recall*, scoring).
+"""How recall weighs what it knows about one memory into its score (docs/recall.md, scoring).
 
 Pure: recall gathers each candidate's `Evidence` (its BM25 and the query's attainable BM25, its cosine
 and its window neighbours' to the query, its hop, the entities that led to it, whether it mentions a
-named entity), and `fuse` turns it into the score's `Parts`:
+named entity), and `fuse` turns it into the score's `Parts`, every weight from the `RecallConfig`
+(graphsvc/domain/recall_config.py; `formula` writes the formula with its values, as docs/recall.md
+shows it):
 
-    score    = KEYWORD_WEIGHT · keyword · (NAMED_BOOST if named else 1) + walk + MEANING_WEIGHT · meaning
-               + TIME_WEIGHT · time
-    keyword  = coverage ^ KEYWORD_POWER,   coverage = min(1, (K1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
+    score    = keyword_weight · keyword · (named_boost if named else 1) + walk + meaning_weight · meaning
+               + time_weight · time
+    keyword  = coverage ^ keyword_power,   coverage = min(1, (k1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
     meaning  = 0 if s ≤ floor, else ½ · clip((s - floor) / (ceiling - floor), 0, 1) + ½ · clip(1 - (s* - s) / gap, 0, 1)
-               s = max(cos(q, m), SPREAD · cos(q, n) for n),   s* = the largest s among the recall's candidates
+               s = max(cos(q, m), spread · cos(q, n) for n),   s* = the largest s among the recall's candidates
     walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))
     time     = the largest share of one of the memory's times inside the window the request names
                (services/recall/timing.py; 0 when no time window was read)
 
 `coverage` is the share of the query's idf mass the memory holds: a term found once in a field of
-average length adds its whole idf there, (K1 + 1)·tf/(tf + K1·norm) = 1, so one shared common word
+average length adds its whole idf there, (k1 + 1)·tf/(tf + k1·norm) = 1, so one shared common word
 (low idf, beside a rarer word the memory lacks) is a small part of a full match, whatever the other
-candidates. `keyword` raises it to KEYWORD_POWER: a memory holding all of the query counts in full,
+candidates. `keyword` raises it to keyword_power: a memory holding all of the query counts in full,
 one holding a part less than its share (a third of the query, a fifth of a full match), so a word
 the question shares with a memory about something else weighs less beside the meaning.
 
 `meaning` has two halves, both read on the model's own scale (`Calibration`: floor, ceiling and gap
-per model, graphsvc.encoder.onnx.MODELS). The absolute half says how close: at or below `floor` a
+per model, RecallConfig.calibrations). The absolute half says how close: at or below `floor` a
 cosine says nothing (unrelated sentences sit there), from `ceiling` on it is a paraphrase. The
 relative half says whether it is the closest the graph has: the candidate nearest the question in
 meaning gets it in full, one `gap` less close none. A small model's cosines crowd together (most
@@ -33,17 +35,10 @@ either, so a graph with nothing close promotes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from graphsvc.domain.models import Signal
-
-K1 = 1.2  # BM25's term saturation (services/recall/term_stats.py scores with it)
-KEYWORD_WEIGHT = 6.0
-KEYWORD_POWER = 1.5  # a part of the query counts less than its share (bench/README.md: Third pass)
-MEANING_WEIGHT = 2.0  # bench/README.md: Fifth pass
-NAMED_BOOST = 1.3  # keyword factor for a memory that mentions an entity the query names
-SPREAD = 0.7  # a memory's closeness is at least SPREAD · its nearest window neighbour's cosine
-TIME_WEIGHT = 1.5  # a time overlap with the window a query names; a quarter of KEYWORD_WEIGHT
+from graphsvc.domain.recall_config import Calibration, RecallConfig
 
 
 @dataclass(frozen=True)
@@ -69,46 +64,27 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Parts:
-    """A memory's score, term by term (README: *Recall*): `total` is what recall orders by."""
+    """A memory's score, term by term (docs/recall.md): `total` is what recall orders by."""
 
     keyword: float
     meaning: float
     walk: float
     named: bool
     time: float = 0.0
-    found_by: tuple[Signal, ...] = field(default=())
-
-    @property
-    def total(self) -> float:
-        boost = NAMED_BOOST if self.named else 1.0
-        return (
-            KEYWORD_WEIGHT * self.keyword * boost
-            + self.walk
-            + MEANING_WEIGHT * self.meaning
-            + TIME_WEIGHT * self.time
-        )
+    found_by: tuple[Signal, ...] = ()
+    total: float = 0.0
 
 
-def coverage(bm25: float, attainable: float) -> float:
+def coverage(bm25: float, attainable: float, k1: float) -> float:
     """The share of the query's idf mass a memory's BM25 holds, at most 1 (0 without a ceiling)."""
     if bm25 <= 0 or attainable <= 0:
         return 0.0
-    return min(1.0, (K1 + 1) * bm25 / attainable)
+    return min(1.0, (k1 + 1) * bm25 / attainable)
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """How one model's cosines read as meaning (the module's docstring): at or below `floor` nothing,
-    from `ceiling` on a paraphrase; a candidate `gap` less close than the closest has no relative part."""
-
-    floor: float
-    ceiling: float
-    gap: float
-
-
-def nearness(own: float | None, near: float | None) -> float:
-    """A memory's cosine to the query, or SPREAD of its nearest window neighbour's if that is more."""
-    return max([own if own is not None else 0.0, SPREAD * near if near is not None else 0.0])
+def nearness(own: float | None, near: float | None, spread: float) -> float:
+    """A memory's cosine to the query, or `spread` of its nearest window neighbour's if that is more."""
+    return max([own if own is not None else 0.0, spread * near if near is not None else 0.0])
 
 
 def closeness(s: float, closest: float, calibration: Calibration | None) -> float:
@@ -131,13 +107,55 @@ def signals(*, keyword: bool, meaning: bool, walk: bool, time: bool = False) -> 
     return (*found, "walk") if walk or not found else tuple(found)
 
 
-def fuse(evidence: Evidence, closest: float = 0.0, calibration: Calibration | None = None) -> Parts:
+def fuse(
+    evidence: Evidence, config: RecallConfig, closest: float = 0.0, calibration: Calibration | None = None
+) -> Parts:
     """A memory's score parts; `closest` is the largest `nearness` among the recall's candidates."""
-    return Parts(
-        keyword=coverage(evidence.bm25, evidence.attainable) ** KEYWORD_POWER,
-        meaning=closeness(nearness(evidence.own, evidence.near), closest, calibration),
-        walk=1.0 / (1 + evidence.hop) + min(1.0, evidence.support),
-        named=evidence.named,
-        time=evidence.time,
-        found_by=evidence.found_by,
+    keyword = coverage(evidence.bm25, evidence.attainable, config.bm25_k1) ** config.keyword_power
+    meaning = closeness(nearness(evidence.own, evidence.near, config.spread), closest, calibration)
+    walk = 1.0 / (1 + evidence.hop) + min(1.0, evidence.support)
+    boost = config.named_boost if evidence.named else 1.0
+    total = (
+        config.keyword_weight * keyword * boost
+        + walk
+        + config.meaning_weight * meaning
+        + config.time_weight * evidence.time
     )
+    return Parts(keyword, meaning, walk, evidence.named, evidence.time, evidence.found_by, total)
+
+
+def keyword_formula(config: RecallConfig) -> str:
+    """A memory's keyword score with `config`'s values, as docs/recall.md shows it."""
+    k1, b = config.bm25_k1, config.bm25_b
+    return "\n".join(
+        [
+            f"text = BM25(window) + {config.own_text_weight:g} · BM25(own text) + "
+            f"{_times(config.tags_weight)}BM25(tags)",
+            "BM25(field) = Σ over the query's terms t:  idf(t) · tf / "
+            f"(tf + {k1:g} · ({1 - b:g} + {b:g} · length / average length))",
+            "idf(t) = ln(1 + (N - n + 0.5) / (n + 0.5))",
+        ]
+    )
+
+
+def formula(config: RecallConfig) -> str:
+    """The score with `config`'s values, as docs/recall.md shows it."""
+    return "\n".join(
+        [
+            f"score    = {_times(config.keyword_weight)}keyword · named + walk + "
+            f"{_times(config.meaning_weight)}meaning + {_times(config.time_weight)}time",
+            f"named    = {config.named_boost:g} if the memory mentions an entity the query names, else 1",
+            f"keyword  = coverage ^ {config.keyword_power:g}",
+            f"coverage = min(1, {config.bm25_k1 + 1:g} · text / Σ over the query's terms t and fields "
+            "f ∈ {window, own text}: w_f · idf_f(t))",
+            "walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))",
+            "meaning  = 0 if s ≤ floor, else ½ · clip((s - floor) / (ceiling - floor), 0, 1) "
+            "+ ½ · clip(1 - (s* - s) / gap, 0, 1)",
+            f"s        = max(cos(q, m), {config.spread:g} · cos(q, n) for n in m's neighbours),   "
+            "s* = the largest s among the candidates",
+        ]
+    )
+
+
+def _times(weight: float) -> str:
+    return "" if weight == 1 else f"{weight:g} · "

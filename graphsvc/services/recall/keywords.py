@@ -12,7 +12,6 @@ import hashlib
 import re
 from collections.abc import Mapping
 
-from graphsvc.services.recall.ranking import OWN_TEXT_WEIGHT
 from graphsvc.services.recall.term_stats import analyze
 
 MAX_QUERY_TERMS = 64
@@ -61,15 +60,15 @@ def graph_key(graph: str) -> str:
     return "g" + hashlib.sha256(graph.encode()).hexdigest()[:32]
 
 
-def lucene_query(graph: str, text: str) -> str | None:
-    """Keywords of `text` as a Lucene query scoped to `graph`; None when the text holds no word."""
+def lucene_query(graph: str, text: str, weights: Mapping[str, float]) -> str | None:
+    """Keywords of `text` as a Lucene query scoped to `graph`, over the fields of `weights` (field:
+    boost; RecallConfig.field_weights); None when the text holds no word."""
     terms = keywords(text)
     if not terms:
         return None
     any_of = " ".join(_escape(t) for t in terms)
-    return (
-        f"+graphKey:{graph_key(graph)} +(window:({any_of}) text:({any_of})^{OWN_TEXT_WEIGHT} tags:({any_of}))"
-    )
+    fields = " ".join(f"{f}:({any_of})" + ("" if w == 1 else f"^{w:g}") for f, w in weights.items())
+    return f"+graphKey:{graph_key(graph)} +({fields})"
 
 
 def _escape(term: str) -> str:

@@ -1,15 +1,15 @@
 """Recall's score: the evidence for every term, gathered in one place. Pure: no I/O, no clock.
 
-The score of a memory the walk reached within `hops` (README: *Recall*) is services/recall/fusion.py's: its
-formula and every weight live there. This module gathers each memory's `evidence` for it and orders
-the memories (`ranked`):
+The score of a memory the walk reached within `hops` (docs/recall.md) is services/recall/fusion.py's,
+every weight and count from the RecallConfig (graphsvc/domain/recall_config.py). This module gathers
+each memory's `evidence` for it and orders the memories (`ranked`):
 
 - keyword: the memory's BM25 over the graph's own term statistics (services/recall/term_stats.py's
-  QueryScorer: Lucene's analysis and BM25, k1 1.2 and b 0.75, which must stay Lucene's) summed over
-  FIELD_WEIGHTS: the memory's window, its own text (OWN_TEXT_WEIGHT) and its tags; with the query's
-  attainable BM25 (`Hits`), of which it covers a share. A memory's window is its text with the texts of
-  WINDOW memories on each side in its graph's remember order (`windows`). Lucene finds the CANDIDATES
-  that are rescored; the best KEYWORD_SEEDS of them are the keyword hits, hop 0.
+  QueryScorer: Lucene's analysis and BM25) summed over the config's field weights: the memory's
+  window, its own text and its tags; with the query's attainable BM25 (`Hits`), of which it covers a
+  share. A memory's window is its text with the texts of WINDOW memories on each side in its graph's
+  remember order (`windows`: stored at remember, so not a knob of recall). Lucene finds the
+  `candidates` that are rescored; the best `keyword_seeds` of them are the keyword hits, hop 0.
 - named: the memory mentions an entity whose name the query contains (every word of the name is a word
   of the query: keywords.named_in).
 - hop: ceil(d / 2) (`hop_of`), d counting graph steps from the nearest keyword hit (d = 0; the anchor
@@ -18,11 +18,11 @@ the memories (`ranked`):
   entities through which the walk reached the memory (the anchor for hop 0), of 1 / degree (at least
   1), capped at 1, so a hub entity adds almost nothing.
 - meaning (embeddings on): its cosine to the query and its embedded window neighbours' best
-  (`cosines`). The candidates are the keyword hits and the graph's SEMANTIC_SEEDS memories nearest to
-  the query, which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
+  (`cosines`). The candidates are the keyword hits and the graph's `semantic_seeds` memories nearest
+  to the query, which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
 - time (only when recall reads a time window: services/recall/timing.py computes it): the largest fraction of
   one of the memory's times (when it happened, or a time its text mentions) inside the window; the
-  window's memories join the walk as hop-0 seeds (TIME_SEEDS there).
+  window's memories join the walk as hop-0 seeds (`time_seeds` of them).
 
 Scores are rounded to 4 decimals. Equal scores: nearer first (hop), then keyword hits in their own
 order (their keyword score, then remember order: `by_score_then_order`) before memories that are not
@@ -37,16 +37,11 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.services.recall import fusion
 from graphsvc.services.recall.graph_walk import Walk
 
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
-OWN_TEXT_WEIGHT = 0.5  # the weight of BM25(own text) beside BM25(window) and BM25(tags)
-FIELD_WEIGHTS = {"window": 1.0, "text": OWN_TEXT_WEIGHT, "tags": 1.0}  # as in keywords.lucene_query
-CANDIDATES = 100  # Lucene's top hits that recall rescores with the graph's own statistics
-KEYWORD_SEEDS = 50  # the best rescored hits: the keyword hits, hop 0
-SIMILAR_HITS = 30  # the best keyword hits whose cosines recall reads (bench/README.md: 50 gave the same R@10)
-SEMANTIC_SEEDS = 20  # the graph's memories nearest to the query that join recall's candidates
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)
 
 
@@ -89,11 +84,11 @@ class Hits:
         """BM25 by memory, in the hits' order."""
         return {row["id"]: row["score"] for row in self.rows}
 
-    def ceiling(self) -> float:
+    def ceiling(self, k1: float) -> float:
         """The divisor of keyword coverage: the attainable BM25, else the best hit's score standing in
         for it (coverage is then the score over the best's)."""
         best = max((row["score"] for row in self.rows), default=0.0)
-        return self.attainable or (fusion.K1 + 1) * best
+        return self.attainable or (k1 + 1) * best
 
 
 Cosines = dict[str, tuple[float | None, float | None]]  # a memory's own cosine and its window's best
@@ -114,6 +109,7 @@ def cosines(rows: Iterable[dict[str, Any]]) -> Cosines:
 def evidence(
     context: Walk,
     hits: Hits,
+    k1: float,
     named: set[str],
     hops: int,
     seeds: AbstractSet[str] = frozenset(),
@@ -121,13 +117,13 @@ def evidence(
     keep: set[str] | None = None,
     timely: dict[str, float] | None = None,
 ) -> dict[str, fusion.Evidence]:
-    """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`), whether
-    it is among the embeddings' nearest (`seeds`), its cosines (`near`, as `cosines` gives them), the
-    entities the query names (`named`), its overlap with the time window the request names (`timely`,
-    as timing.overlaps gives it). Only the memories in `keep` (those valid at the instant asked), unless
-    it is None (history)."""
+    """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`, BM25
+    with saturation `k1`), whether it is among the embeddings' nearest (`seeds`), its cosines (`near`,
+    as `cosines` gives them), the entities the query names (`named`), its overlap with the time window
+    the request names (`timely`, as timing.overlaps gives it). Only the memories in `keep` (those valid
+    at the instant asked), unless it is None (history)."""
     support, boosted = _support(context, named)
-    bm25, ceiling, near = hits.scores, hits.ceiling(), near or {}
+    bm25, ceiling, near = hits.scores, hits.ceiling(k1), near or {}
     found: dict[str, fusion.Evidence] = {}
     for node in context.nodes.values():
         if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
@@ -156,17 +152,18 @@ def evidence(
 
 def ranked(
     found: dict[str, fusion.Evidence],
+    config: RecallConfig,
     hits: Sequence[str] = (),
-    calibration: fusion.Calibration | None = None,
+    calibration: Calibration | None = None,
 ) -> list[tuple[fusion.Parts, int, str]]:
-    """The memories best first, as (score parts, hop, id): the score is services/recall/fusion.py's, rounded to
-    ROUNDING decimals; `hits` the keyword hits in their order (for ties); `calibration` the model's
-    (None: embeddings off)."""
+    """The memories best first, as (score parts, hop, id): the score is fusion.fuse's under `config`,
+    rounded to ROUNDING decimals; `hits` the keyword hits in their order (for ties); `calibration` the
+    model's (None: embeddings off)."""
     order = {memory_id: n for n, memory_id in enumerate(hits)}
-    closest = max((fusion.nearness(e.own, e.near) for e in found.values()), default=0.0)
+    closest = max((fusion.nearness(e.own, e.near, config.spread) for e in found.values()), default=0.0)
     scored: list[tuple[float, int, int, str, fusion.Parts]] = []
     for memory_id, known in found.items():
-        parts = fusion.fuse(known, closest, calibration)
+        parts = fusion.fuse(known, config, closest, calibration)
         rank = (-round(parts.total, ROUNDING), known.hop, order.get(memory_id, len(order)), memory_id)
         scored.append((*rank, parts))
     scored.sort(key=lambda row: row[:4])

@@ -2,39 +2,46 @@
 
 The candidates (keyword hits rescored with the graph's own statistics, the embeddings' nearest
 memories, the anchor entity's memories) seed a breadth-first walk; the memories it reaches within
-`hops`, valid at the instant asked, are ranked by services/recall/ranking.py and returned with the relations
-among the context's nodes. Depends on a small store Protocol, not on the driver.
+`hops`, valid at the instant asked, are ranked by services/recall/ranking.py and returned with the
+relations among the context's nodes. Every weight and count comes from the RecallConfig it is given.
+Depends on a small store Protocol, not on the driver.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult, ScoreParts
+from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.ports import Reader, Row
 from graphsvc.services.recall import fusion, timing
 from graphsvc.services.recall.graph_walk import Node, Walk, detail, fetch_nodes, walk
 from graphsvc.services.recall.keywords import lucene_query, named_in, query_terms
-from graphsvc.services.recall.ranking import (
-    CANDIDATES,
-    FIELD_WEIGHTS,
-    KEYWORD_SEEDS,
-    SIMILAR_HITS,
-    Cosines,
-    Hits,
-    by_score_then_order,
-    evidence,
-    ranked,
-)
+from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, ranked
 from graphsvc.services.recall.term_stats import GraphStats, QueryScorer, analyzed_lines
 
 MAX_RELATIONS = 1000
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """A recall's candidates before ranking: how it read the request's time, the walk and the
+    validity of the memories it reached, each candidate's evidence, the keyword hits in their order,
+    and the model's calibration (None: embeddings off)."""
+
+    reading: timing.Reading
+    context: Walk
+    validity: dict[str, dict[str, Any]]
+    found: dict[str, fusion.Evidence]
+    hits: list[str]
+    calibration: Calibration | None
 
 
 class RecallService:
@@ -43,24 +50,46 @@ class RecallService:
         store: Reader,
         clock: Callable[[], datetime],
         embeddings: EmbeddingService | None = None,
+        config: RecallConfig | None = None,
     ):
         self._store = store
         self._clock = clock
         self._embeddings = embeddings
+        self.config = config or RecallConfig()
 
     async def recall(self, req: RecallInput) -> RecallResult:
         """Raises:
         InvalidInput: neither a query nor an entity.
         NotFound: the anchor entity is not in the graph.
         """
+        gathered = await self.gather(req)
+        context, validity = gathered.context, gathered.validity
+        best = ranked(gathered.found, self.config, gathered.hits, gathered.calibration)[: req.limit]
+        await detail(self._store, req.graph, [context.nodes[memory_id] for _, _, memory_id in best])
+        memories = [
+            _recalled(context.nodes[memory_id], parts, hop, validity[memory_id])
+            for parts, hop, memory_id in best
+        ]
+        result = _recall_result(context, memories)
+        result.window = gathered.reading.shown()
+        return result
+
+    async def gather(self, req: RecallInput) -> Gathered:
+        """The candidates of a recall and the evidence for each (what `recall` ranks; a benchmark
+        reads it to replay the ranking under other weights).
+
+        Raises:
+            InvalidInput: neither a query nor an entity.
+            NotFound: the anchor entity is not in the graph.
+        """
         if req.entity is None and not (req.query and req.query.strip()):
             raise InvalidInput("recall needs a query, an entity, or both")
         start = await self._anchor(req.graph, req.entity) if req.entity is not None else []
+        config = self.config
         vector = self._embeddings.encode_query(req.query) if self._embeddings else None
-        reading = await timing.read(self._store, req, self._clock())
-        query = reading.keywords
+        reading = await timing.read(self._store, req, self._clock(), config)
         hits, nearest = await asyncio.gather(
-            self._keyword_hits(req.graph, query), self._nearest(req.graph, vector)
+            self._keyword_hits(req.graph, reading.keywords), self._nearest(req.graph, vector)
         )
         text = hits.scores
         start += [Node.from_row(row, 0) for row in hits.rows]
@@ -68,30 +97,24 @@ class RecallService:
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
         (context, validity), similar = await asyncio.gather(
             self._walk(req.graph, start, req.hops),
-            self._similarities(req.graph, vector, [row["id"] for row in hits.rows[:SIMILAR_HITS] + nearest]),
+            self._similarities(
+                req.graph, vector, [row["id"] for row in hits.rows[: config.similar_hits] + nearest]
+            ),
         )
         named = named_in(req.query or "", {n.id: n.text for n in context.nodes.values() if not n.is_memory})
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        timely = timing.term(reading, validity.values())
+        timely = timing.term(reading, validity.values(), config.when_score)
         seeds = {row["id"] for row in nearest}
-        found = evidence(context, hits, named, req.hops, seeds, similar, keep, timely)
-        calibration = self._embeddings.calibration if self._embeddings else None
-        best = ranked(found, list(text), calibration)[: req.limit]
-        await detail(self._store, req.graph, [context.nodes[memory_id] for _, _, memory_id in best])
-        memories = [
-            _recalled(context.nodes[memory_id], parts, hop, validity[memory_id])
-            for parts, hop, memory_id in best
-        ]
-        result = _recall_result(context, memories)
-        result.window = reading.shown()
-        return result
+        found = evidence(context, hits, config.bm25_k1, named, req.hops, seeds, similar, keep, timely)
+        calibration = config.calibration(self._embeddings.model_name) if self._embeddings else None
+        return Gathered(reading, context, validity, found, list(text), calibration)
 
     async def _window_seeds(self, graph: str, reading: timing.Reading, seeded: set[str]) -> list[Node]:
         """The memories of the window the request names that are not seeds already (hop 0)."""
         if reading.window is None:
             return []
-        rows = await timing.seeds(self._store, graph, reading.window)
+        rows = await timing.seeds(self._store, graph, reading.window, self.config)
         return [Node.from_row(row, 0) for row in rows if row["id"] not in seeded]
 
     async def _anchor(self, graph: str, entity: str) -> list[Node]:
@@ -103,21 +126,26 @@ class RecallService:
         return [Node.from_row(row, -1) for row in await fetch_nodes(self._store, graph, ids)]
 
     async def _keyword_hits(self, graph: str, query: str | None) -> Hits:
-        """The top KEYWORD_SEEDS of Lucene's top CANDIDATES, rescored by BM25 over the graph's own
+        """The top `keyword_seeds` of Lucene's top `candidates`, rescored by BM25 over the graph's own
         statistics (Lucene's as they are for a graph whose statistics are not counted yet), with the
         query's attainable BM25 (0 without statistics). None without keywords."""
-        lucene = lucene_query(graph, query) if query else None
+        config = self.config
+        lucene = lucene_query(graph, query, config.field_weights) if query else None
         terms = query_terms(query or "")
         if lucene is None or not terms:  # stop words only: Lucene would match every memory by graphKey
             return Hits()
         [found] = await self._store.run(
-            "graph/keyword_hits", graph=graph, lucene=lucene, limit=CANDIDATES, terms=sorted(set(terms))
+            "graph/keyword_hits",
+            graph=graph,
+            lucene=lucene,
+            limit=config.candidates,
+            terms=sorted(set(terms)),
         )
         rows: list[dict[str, Any]] = found["rows"]
         stats = GraphStats.from_row(found["stats"], found["pending"])
         attainable = 0.0
         if stats is not None:
-            scorer = QueryScorer(stats, terms, FIELD_WEIGHTS)
+            scorer = QueryScorer(stats, terms, config.field_weights, k1=config.bm25_k1, b=config.bm25_b)
             attainable = scorer.attainable()
             for row in rows:
                 tags: list[str] = row["tags"] or []
@@ -129,13 +157,16 @@ class RecallService:
                     }
                 )
             rows.sort(key=by_score_then_order)
-        return Hits(rows[:KEYWORD_SEEDS], attainable)
+        return Hits(rows[: config.keyword_seeds], attainable)
 
     async def _nearest(self, graph: str, vector: Awaitable[list[float]] | None) -> list[Row]:
         """The graph's memories nearest to the query (services/embeddings.py); none when off."""
         if vector is None or self._embeddings is None:
             return []
-        return await self._embeddings.nearest(graph, await vector)
+        config = self.config
+        return await self._embeddings.nearest(
+            graph, await vector, config.semantic_seeds, config.vector_breadth
+        )
 
     async def _similarities(
         self, graph: str, vector: Awaitable[list[float]] | None, ids: list[str]

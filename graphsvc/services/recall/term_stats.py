@@ -27,7 +27,6 @@ import Stemmer
 
 FIELDS = ("text", "window", "tags")
 TOTALS = tuple(f"{f}{kind}" for f in FIELDS for kind in ("Docs", "Length"))  # per field: memories, length
-K1, B = 1.2, 0.75
 _STOP_WORDS = """
     a an and are as at be but by for if in into is it no not of on or such that the their then there
     these they this to was will with
@@ -226,20 +225,30 @@ def stored_length(length: int) -> int:
 
 class QueryScorer:
     """Lucene's BM25 of memories for the query `terms` (analyzed; a repeated term counts again, as
-    Lucene sums a repeated clause), summed over the fields of `weights` times each weight. What does
+    Lucene sums a repeated clause), summed over the fields of `weights` times each weight, with
+    saturation `k1` and length normalisation `b` (RecallConfig's: Lucene's by default). What does
     not depend on the memory (each term's idf, each field's average length) is computed once per
     query, and a memory's fields are read as their analyzed lines (`analyzed_lines`, cached), of
     which only the query's terms are counted."""
 
-    def __init__(self, stats: GraphStats, terms: Sequence[str], weights: dict[str, float]) -> None:
+    def __init__(
+        self,
+        stats: GraphStats,
+        terms: Sequence[str],
+        weights: dict[str, float],
+        *,
+        k1: float,
+        b: float,
+    ) -> None:
         self._wanted = frozenset(terms)
+        self._k1, self._b = k1, b
         self._fields = [
             (field, stats.average(field), [(term, weight * stats.idf(field, term)) for term in terms])
             for field, weight in weights.items()
         ]
 
     def attainable(self, fields: Sequence[str] = ("window", "text")) -> float:
-        """Σ over the query's terms and `fields` of weight · idf: (K1 + 1) · the BM25 of a memory that
+        """Σ over the query's terms and `fields` of weight · idf: (k1 + 1) · the BM25 of a memory that
         holds each term once in fields of average length (services/recall/fusion.py: keyword coverage)."""
         return sum(idf for name, _, idfs in self._fields if name in fields for _, idf in idfs)
 
@@ -251,7 +260,7 @@ class QueryScorer:
             found = self._wanted.intersection(itertools.chain.from_iterable(lines))
             if not found:
                 continue
-            norm = K1 * (1 - B + B * stored_length(sum(map(len, lines))) / average)
+            norm = self._k1 * (1 - self._b + self._b * stored_length(sum(map(len, lines))) / average)
             for term, idf in idfs:
                 if term in found:
                     tf = sum([line.count(term) for line in lines])

@@ -9,11 +9,11 @@ Recall: the window is `from`/`to` when given, else the hull of the time expressi
 read against `asOf` (else now), a month or day without a year inside when the graph's memories
 happened. The relative expressions leave the keywords ("yesterday" in a memory is another day); the
 absolute ones stay (taking them all out cost 1.5 points of R@10 on LoCoMo's questions that name a
-time when memories carry no dates: turns say "in June" too; bench/README.md, *Time*). Memories whose
-times overlap the window join the candidates (hop 0) even without a keyword hit, and each memory
-scores `fusion.TIME_WEIGHT * term`: the largest fraction of one of its times (when it happened, or a
-time it mentions) that lies inside the window, and for a question that asks when, at least
-WHEN_SCORE if its text states a time.
+time when memories carry no dates: turns say "in June" too; bench/README.md, *Time*;
+RecallConfig.time_words). Memories whose times overlap the window join the candidates (hop 0) even
+without a keyword hit, and each memory scores `time_weight * term`: the largest fraction of one of its
+times (when it happened, or a time it mentions) that lies inside the window, and for a question that
+asks when, at least `when_score` if its text states a time (RecallConfig's).
 """
 
 from __future__ import annotations
@@ -24,13 +24,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from graphsvc.domain.models import RecallInput, TimeWindow
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.when import DAY_MS, Occurred, Reference, Span, asks_when, mentions, window_of, without
 from graphsvc.services.ports import Reader, Row
-
-TIME_SEEDS = 50  # memories of the window that join the candidates without a keyword hit
-REACH_MS = 366 * DAY_MS  # a memory whose times end later than this after the window: keywords only
-WHEN_SCORE = 0.5  # the time term of a memory that mentions a time, for a question that asks when
-STRIP_RELATIVE = True  # the query's relative time expressions leave its keywords
 
 
 def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> dict[str, Any]:
@@ -71,9 +67,12 @@ class Reading:
         return TimeWindow.of(self.window, self.source, self.text)
 
 
-async def read(store: Reader, req: RecallInput, now: datetime) -> Reading:
-    """Read `req`'s window: from/to, else the query's time expressions against asOf (else `now`)."""
+async def read(store: Reader, req: RecallInput, now: datetime, config: RecallConfig) -> Reading:
+    """Read `req`'s window: from/to, else the query's time expressions against asOf (else `now`);
+    none, and no question asking when, unless `config.time_windows`."""
     query = req.query
+    if not config.time_windows:
+        return Reading(None, None, None, query)
     when = asks_when(query or "")
     if req.window is not None:
         return Reading(req.window, "explicit", None, query, when)
@@ -83,8 +82,10 @@ async def read(store: Reader, req: RecallInput, now: datetime) -> Reading:
         found = mentions(query or "", Reference.of(reference, await _extent(store, req.graph)))
     window = window_of(found)
     text = ", ".join(m.text for m in found) or None
-    if STRIP_RELATIVE:
-        query = without(query or "", [m for m in found if m.relative]) if found else query
+    leaving = [
+        m for m in found if config.time_words == "all" or (config.time_words == "relative" and m.relative)
+    ]
+    query = without(query or "", leaving) if leaving else query
     return Reading(window, "query" if window else None, text, query, when)
 
 
@@ -93,26 +94,27 @@ async def _extent(store: Reader, graph: str) -> Span | None:
     return Span(row["start"], row["end"]) if row["start"] is not None else None
 
 
-async def seeds(store: Reader, graph: str, window: Span) -> list[Row]:
-    """Up to TIME_SEEDS memories of the graph whose times overlap `window` (node rows of the walk)."""
+async def seeds(store: Reader, graph: str, window: Span, config: RecallConfig) -> list[Row]:
+    """Up to `time_seeds` memories of the graph whose times overlap `window`, none of whose times end
+    more than `time_reach_days` after it (node rows of the walk)."""
     return await store.run(
         "memory/in_window",
         graph=graph,
-        limit=TIME_SEEDS,
-        reach=REACH_MS,
+        limit=config.time_seeds,
+        reach=config.time_reach_days * DAY_MS,
         **{"from": window.start, "to": window.end},
     )
 
 
-def term(reading: Reading, rows: Iterable[Row]) -> dict[str, float]:
+def term(reading: Reading, rows: Iterable[Row], when_score: float) -> dict[str, float]:
     """Each memory's time term before its weight: its overlap with the window (`overlaps`), and for a
-    question that asks when, WHEN_SCORE at least for a memory that mentions a time."""
+    question that asks when, `when_score` at least for a memory that mentions a time."""
     rows = list(rows)
     scores = overlaps(reading.window, rows) if reading.window else {}
     if reading.asks_when:
         for row in rows:
             if row.get("mentionFrom"):
-                scores[row["id"]] = max(WHEN_SCORE, scores.get(row["id"], 0.0))
+                scores[row["id"]] = max(when_score, scores.get(row["id"], 0.0))
     return scores
 
 
