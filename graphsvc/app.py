@@ -141,19 +141,21 @@ class Services:
             workers["embeddings"] = Worker("embeddings", self.embeddings.embed_pending, interval_s=interval)
         return workers
 
-    async def start(self) -> None:
-        """Schema first (waiting, bounded, for Neo4j); then auth, the chain check and reconciliation.
+    async def start(self, *, wait_s: float = STARTUP_WAIT_S, listening: bool = True) -> None:
+        """Schema first (waiting up to `wait_s` for Neo4j); then auth, the chain check and reconciliation.
+        `listening`: an HTTP server will listen on the configured host (stdio listens nowhere).
 
         Raises:
+            Unavailable: Neo4j did not answer within `wait_s`.
             NotConfigured: a newer graphsvc's schema wrote the database, listening beyond loopback
                 without auth, or the configured contract has no code on the configured chain.
         """
-        await self._apply_schema()
+        await self._apply_schema(wait_s)
         await self.memory.start()
         await self.embeddings.start()
         if self.settings.auth.required is None:
             self.access.required = await self.access.any_active()
-        if not self.access.required and self.settings.http.host not in LOOPBACK:
+        if listening and not self.access.required and self.settings.http.host not in LOOPBACK:
             raise NotConfigured(
                 f"refusing to serve on {self.settings.http.host} without auth: create a token "
                 "(graphsvc token create --graph G --scopes memory.read,memory.write) or listen on 127.0.0.1"
@@ -192,10 +194,10 @@ class Services:
         for worker in self.workers.values():
             worker.start()
 
-    async def _apply_schema(self) -> None:
+    async def _apply_schema(self, wait_s: float) -> None:
         async for attempt in AsyncRetrying(
             retry=retry_if_exception_type(Unavailable),
-            stop=stop_after_delay(STARTUP_WAIT_S),
+            stop=stop_after_delay(wait_s),
             wait=wait_exponential(min=0.5, max=5),
             reraise=True,
         ):

@@ -21,7 +21,7 @@ import uvicorn
 import uvloop
 from pydantic import SecretStr, ValidationError
 
-from graphsvc import cli_export, logs, verifier
+from graphsvc import cli_export, cli_mcp, logs, verifier
 from graphsvc.app import Services, create_app
 from graphsvc.browser import neo4j_settings
 from graphsvc.chain.anchor import AnchorContract
@@ -464,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     bulk.add_argument("--batch", type=int, default=IMPORT_BATCH, help="lines per transaction")
     bulk.set_defaults(run=cmd_import)
     cli_export.register(commands, stack, _settings, _address)
+    cli_mcp.register(commands, stack, _settings)
     deploy = commands.add_parser(
         "deploy-contract", help="deploy the anchor contract with the configured signer"
     )

@@ -137,6 +137,10 @@ class Settings(BaseSettings):
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
     recall: RecallConfig = RecallConfig()
     cache_dir: Path = Field(default=CACHE_DIR, description="Where `graphsvc up` keeps the Neo4j it downloads")
+    token: SecretStr | None = Field(
+        default=None,
+        description="A client's bearer token (gsk_...): `graphsvc mcp` calls with it, in process or via --url",
+    )
     # The seed's names, accepted as they are.
     monad_rpc_url: str | None = Field(default=None, validation_alias=AliasChoices("MONAD_RPC_URL"))
     anchor_contract: str | None = Field(default=None, validation_alias=AliasChoices("ANCHOR_CONTRACT"))

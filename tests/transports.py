@@ -37,13 +37,18 @@ class Caller(Protocol):
 _CODE = re.compile(r"^Error executing tool \w+: (\w+): (.*)$", re.S)
 
 
-def _mcp_caller(client: Client) -> Caller:
+def tool_failure(text: str) -> ToolFailure:
+    """A tool error's text (`Error executing tool <tool>: <code>: <message>`) as the failure it names."""
+    match = _CODE.match(text)
+    return ToolFailure(match.group(1), match.group(2)) if match else ToolFailure("error", text)
+
+
+def mcp_caller(client: Client) -> Caller:
     async def call(tool: str, args: dict[str, Any]) -> Reply:
         result = await client.call_tool(tool, args)
         text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
         if result.is_error:
-            match = _CODE.match(text)
-            raise ToolFailure(match.group(1), match.group(2)) if match else ToolFailure("error", text)
+            raise tool_failure(text)
         assert result.structured_content is not None
         return Reply(result.structured_content, text)
 
@@ -95,10 +100,10 @@ async def connect(
             create_mcp_http_client(headers=headers) as http,
             Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client,
         ):
-            yield _mcp_caller(client)
+            yield mcp_caller(client)
     elif transport == "mcp-sse":
         async with Client(sse_client(f"{base_url}/sse", headers=headers)) as client:
-            yield _mcp_caller(client)
+            yield mcp_caller(client)
     else:
         async with httpx.AsyncClient(base_url=base_url, timeout=30, headers=headers) as http:
             yield _rest_caller(http)

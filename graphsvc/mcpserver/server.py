@@ -162,9 +162,9 @@ def _headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str]:
     return getattr(ctx.request, "headers", None) or {}
 
 
-def _request(scope: Mapping[str, Any]) -> logs.RequestInfo:
-    """The HTTP request that carried this call, as the edge recorded it."""
-    return logs.of_scope(dict(scope)) or logs.RequestInfo(uuid.uuid4().hex, "mcp")
+def _request(scope: Mapping[str, Any], transport: str) -> logs.RequestInfo:
+    """The HTTP request that carried this call, as the edge recorded it; off HTTP, a new one."""
+    return logs.of_scope(dict(scope)) or logs.RequestInfo(uuid.uuid4().hex, transport)
 
 
 def _observed(metrics: Metrics, tool: str, request: logs.RequestInfo, code: str, started: float) -> None:
@@ -183,13 +183,28 @@ def _failed(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
+@dataclass(frozen=True)
+class OffHttp:
+    """Calls that no HTTP request carries (stdio): their transport's name in logs and metrics, and the
+    `Authorization` they present, checked at every call as a header is (None: no token)."""
+
+    transport: str = "mcp"
+    authorization: str | None = None
+
+    def headers(self) -> Mapping[str, str]:
+        return {"authorization": self.authorization} if self.authorization else {}
+
+
 class _Tools:
     """The `tools/list` and `tools/call` handlers over the table's tools."""
 
-    def __init__(self, backends: Backends, access: AccessService, metrics: Metrics) -> None:
+    def __init__(
+        self, backends: Backends, access: AccessService, metrics: Metrics, off_http: OffHttp
+    ) -> None:
         self.backends = backends
         self.access = access
         self.metrics = metrics
+        self.off_http = off_http
         self.published = {op.name: _Published.of(op) for op in TOOLS}
         self.listed = ListToolsResult(tools=[p.tool for p in self.published.values()])
 
@@ -209,12 +224,11 @@ class _Tools:
         if published is None:
             return _failed(f"Unknown tool: {params.name}")
         scope = _scope(ctx)
-        http, started, code = _request(scope), time.perf_counter(), "internal"
+        http, started, code = _request(scope, self.off_http.transport), time.perf_counter(), "internal"
+        headers = _headers(ctx) if scope else self.off_http.headers()
         with logs.bound(http):
             try:
-                result = await self._run(
-                    published, scope, _headers(ctx), params.arguments or {}, _client(ctx)
-                )
+                result = await self._run(published, scope, headers, params.arguments or {}, _client(ctx))
                 code = "ok"
                 return result
             except GraphsvcError as e:
@@ -276,9 +290,16 @@ async def _no_prompts(
 
 
 def create_mcp_server(
-    backends: Backends, access: AccessService, *, metrics: Metrics | None = None, version: str = ""
+    backends: Backends,
+    access: AccessService,
+    *,
+    metrics: Metrics | None = None,
+    version: str = "",
+    off_http: OffHttp | None = None,
 ) -> Server[Any]:
-    tools = _Tools(backends, access, metrics or Metrics())
+    """The tools of the operations table on the SDK's low-level Server, for any transport: over HTTP a
+    call's caller is the one the edge authenticated; off HTTP (stdio), `off_http` says who calls."""
+    tools = _Tools(backends, access, metrics or Metrics(), off_http or OffHttp())
     return Server(
         "graphsvc",
         version=version,

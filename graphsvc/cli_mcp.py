@@ -1,0 +1,89 @@
+"""`graphsvc mcp`: the MCP tools over stdio, for clients that start a command (Claude Desktop...).
+
+In process (the default), it is graphsvc itself on the configured Neo4j (the local stack `graphsvc up`
+runs, found through `--home` as the other commands find it), with its background workers; it acts
+with the database's credentials, as every command does (any graph, no token), or as the token in
+GRAPHSVC_TOKEN (its graph and scopes, checked at every call). With `--url` it bridges to a running
+graphsvc over streamable HTTP, with GRAPHSVC_TOKEN as its bearer token.
+
+stdout carries MCP and nothing else; logs go to stderr. It exits 0 when stdin closes, and 1 with
+one line on stderr when it cannot start (Neo4j or the server unreachable, a refused token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import uvloop
+
+from graphsvc import logs
+from graphsvc.app import VERSION, Services
+from graphsvc.config import Settings
+from graphsvc.errors import Unavailable
+from graphsvc.mcpserver import bridge, stdio
+from graphsvc.mcpserver.server import OffHttp, create_mcp_server
+from graphsvc.services.operations import Backends
+
+
+async def _in_process(settings: Settings) -> None:
+    token = settings.token.get_secret_value() if settings.token else None
+    authorization = f"Bearer {token}" if token else None
+    services = Services.build(settings)
+    try:
+        try:
+            await services.start(wait_s=settings.deadline_s, listening=False)
+        except Unavailable as e:
+            raise Unavailable(
+                f"Neo4j at {settings.neo4j.uri} cannot be reached ({e}): start the local stack with "
+                "./run (or graphsvc up), or set GRAPHSVC_NEO4J_URI"
+            ) from e
+        if authorization:
+            await services.access.authenticate(authorization)  # a refused token stops here, not at a call
+        else:
+            services.access.required = False  # the operator's own process, as every command is
+        services.start_workers()
+        backends = Backends(services.memory, services.anchoring, services.locus)
+        off_http = OffHttp("mcp-stdio", authorization)
+        server = create_mcp_server(backends, services.access, version=VERSION, off_http=off_http)
+        await _serve(server)
+    finally:
+        await services.close()
+
+
+async def _bridged(url: str, settings: Settings) -> None:
+    token = settings.token.get_secret_value() if settings.token else None
+    async with bridge.remote(url, token, VERSION) as client:
+        await _serve(await bridge.create_bridge(client, VERSION))
+
+
+async def _serve(server: stdio.Server) -> None:
+    with stdio.claimed_stdio() as (wire_in, wire_out):
+        await stdio.serve(server, server.create_initialization_options(), wire_in, wire_out)
+
+
+def cmd_mcp(args: argparse.Namespace, settings_of: Callable[[argparse.Namespace], Settings]) -> int:
+    settings = settings_of(args)
+    logs.configure(settings, "plain")  # to stderr
+    main = _bridged(args.url, settings) if args.url else _in_process(settings)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main)
+    return 0
+
+
+def register(
+    commands: Any, stack: argparse.ArgumentParser, settings: Callable[[argparse.Namespace], Settings]
+) -> None:
+    """Add `mcp` to `graphsvc`'s subcommands."""
+    mcp = commands.add_parser(
+        "mcp",
+        parents=[stack],
+        help="serve the MCP tools over stdio (in process, or --url to bridge to a running graphsvc)",
+        epilog="GRAPHSVC_TOKEN: the bearer token to call with (required by --url once auth is on). "
+        "Exit: 0 when stdin closes, 1 when it cannot start.",
+    )
+    mcp.add_argument("--url", help="a running graphsvc's streamable HTTP endpoint (http://host:8080/mcp)")
+    mcp.set_defaults(run=partial(cmd_mcp, settings_of=settings))
