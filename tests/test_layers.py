@@ -63,24 +63,27 @@ RULES = [
     # The HTTP edge wraps REST and MCP alike, and imports neither.
     ("http", ("neo4j", "mcp", "graphsvc.store", "graphsvc.rest", "graphsvc.mcpserver")),
     ("browser", ("neo4j", "web3", "mcp", "graphsvc.")),
-    # The client reads the contract and the error tree, never the server's parts.
-    (
-        "client",
+    # The client (and the integrations on it) read the contract and the error tree, never the server's.
+    *(
         (
-            "neo4j",
-            "web3",
-            "fastapi",
-            "mcp",
-            "graphsvc.app",
-            "graphsvc.config",
-            "graphsvc.store",
-            "graphsvc.services",
-            "graphsvc.chain",
-            "graphsvc.rest",
-            "graphsvc.mcpserver",
-            "graphsvc.http",
-            "graphsvc.encoder",
-        ),
+            where,
+            (
+                "neo4j",
+                "web3",
+                "fastapi",
+                "mcp",
+                "graphsvc.app",
+                "graphsvc.config",
+                "graphsvc.store",
+                "graphsvc.services",
+                "graphsvc.chain",
+                "graphsvc.rest",
+                "graphsvc.mcpserver",
+                "graphsvc.http",
+                "graphsvc.encoder",
+            ),
+        )
+        for where in ("client", "integrations")
     ),
     ("metrics", ("neo4j", "web3", "fastapi", "mcp", "graphsvc.")),
     ("logs", ("neo4j", "web3", "fastapi", "mcp", "prometheus_client", "graphsvc.store", "graphsvc.services")),

@@ -13,6 +13,14 @@ from pydantic import BaseModel
 
 from graphsvc.client import calls
 from graphsvc.client.calls import Call, Failure
+from graphsvc.domain.listing import (
+    ListedMemory,
+    ListMemoriesInput,
+    ListMemoriesResult,
+    ListTagsInput,
+    ListTagsResult,
+    TagCount,
+)
 from graphsvc.domain.locus import (
     ContextInfo,
     InsightsInput,
@@ -144,3 +152,29 @@ class AsyncClient:
 
     async def generate_insights(self, task: InsightsInput | str) -> InsightsResult:
         return await self.send(calls.generate_insights(task))
+
+    async def list_memories(self, page: ListMemoriesInput | None = None) -> ListMemoriesResult:
+        """One page of the graph's memories by their tags (newest first), with the total."""
+        return await self.send(calls.list_memories(page))
+
+    async def memories(self, first: ListMemoriesInput | None = None) -> AsyncIterator[ListedMemory]:
+        """Every memory `first` selects, from its offset on, page after page."""
+        page: ListMemoriesInput | None = first or ListMemoriesInput()
+        while page is not None:
+            got = await self.list_memories(page)
+            for one in got.memories:
+                yield one
+            page = calls.next_page(page, got)
+
+    async def list_tags(self, page: ListTagsInput | None = None) -> ListTagsResult:
+        """One page of the graph's tags (in order) with how many memories hold each, and the total."""
+        return await self.send(calls.list_tags(page))
+
+    async def tags(self, first: ListTagsInput | None = None) -> AsyncIterator[TagCount]:
+        """Every tag `first` selects, from its offset on, page after page."""
+        page: ListTagsInput | None = first or ListTagsInput()
+        while page is not None:
+            got = await self.list_tags(page)
+            for one in got.tags:
+                yield one
+            page = calls.next_page(page, got)

@@ -22,6 +22,7 @@ from graphsvc.client.errors import (
     from_answer,
     unsent,
 )
+from graphsvc.domain.listing import ListMemoriesInput, ListMemoriesResult, ListTagsInput, ListTagsResult
 from graphsvc.domain.locus import (
     InsightsInput,
     InsightsResult,
@@ -158,6 +159,27 @@ def next_contexts(asked: ListContextsInput, got: ListContextsResult) -> ListCont
     if not got.contexts or (asked.page + 1) * asked.limit >= got.total:
         return None
     return asked.model_copy(update={"page": asked.page + 1})
+
+
+def list_memories(page: ListMemoriesInput | None = None) -> Call[ListMemoriesResult]:
+    given = body(page) if page is not None else {}
+    return Call("list_memories", "POST", "/v1/memories/list", ListMemoriesResult, given)
+
+
+def list_tags(page: ListTagsInput | None = None) -> Call[ListTagsResult]:
+    given = body(page) if page is not None else {}
+    return Call("list_tags", "POST", "/v1/tags/list", ListTagsResult, given)
+
+
+Paged = TypeVar("Paged", ListMemoriesInput, ListTagsInput)
+
+
+def next_page(asked: Paged, got: ListMemoriesResult | ListTagsResult) -> Paged | None:
+    """The page after `got` (by offset), or None when it was the last."""
+    shown = len(got.memories) if isinstance(got, ListMemoriesResult) else len(got.tags)
+    if not shown or asked.offset + shown >= got.total:
+        return None
+    return asked.model_copy(update={"offset": asked.offset + shown})
 
 
 def generate_insights(task: InsightsInput | str) -> Call[InsightsResult]:

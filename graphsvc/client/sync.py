@@ -13,6 +13,14 @@ from pydantic import BaseModel
 
 from graphsvc.client import calls
 from graphsvc.client.calls import Call, Failure
+from graphsvc.domain.listing import (
+    ListedMemory,
+    ListMemoriesInput,
+    ListMemoriesResult,
+    ListTagsInput,
+    ListTagsResult,
+    TagCount,
+)
 from graphsvc.domain.locus import (
     ContextInfo,
     InsightsInput,
@@ -141,3 +149,27 @@ class Client:
 
     def generate_insights(self, task: InsightsInput | str) -> InsightsResult:
         return self.send(calls.generate_insights(task))
+
+    def list_memories(self, page: ListMemoriesInput | None = None) -> ListMemoriesResult:
+        """One page of the graph's memories by their tags (newest first), with the total."""
+        return self.send(calls.list_memories(page))
+
+    def memories(self, first: ListMemoriesInput | None = None) -> Iterator[ListedMemory]:
+        """Every memory `first` selects, from its offset on, page after page."""
+        page: ListMemoriesInput | None = first or ListMemoriesInput()
+        while page is not None:
+            got = self.list_memories(page)
+            yield from got.memories
+            page = calls.next_page(page, got)
+
+    def list_tags(self, page: ListTagsInput | None = None) -> ListTagsResult:
+        """One page of the graph's tags (in order) with how many memories hold each, and the total."""
+        return self.send(calls.list_tags(page))
+
+    def tags(self, first: ListTagsInput | None = None) -> Iterator[TagCount]:
+        """Every tag `first` selects, from its offset on, page after page."""
+        page: ListTagsInput | None = first or ListTagsInput()
+        while page is not None:
+            got = self.list_tags(page)
+            yield from got.tags
+            page = calls.next_page(page, got)

@@ -111,9 +111,11 @@ def content_key(
     entities: Iterable[str],
     relations: Iterable[Iterable[str]],
     temporal: Mapping[str, object] | None = None,
+    data: Mapping[str, object] | None = None,
 ) -> str:
     """sha256 of what a memory says (not when or under which id): remember's idempotency key.
-    `temporal` (supersedes, validFrom, validTo, occurredAt) counts only when given, so older keys stay as they were."""
+    `temporal` (supersedes, validFrom, validTo, occurredAt) and `data` count only when given, so older
+    keys stay as they were."""
     content: dict[str, object] = {
         "graph": graph,
         "text": text,
@@ -123,4 +125,6 @@ def content_key(
     }
     if temporal:
         content["temporal"] = dict(temporal)
+    if data is not None:
+        content["data"] = dict(data)
     return hashlib.sha256(rfc8785.dumps(cast(Any, content))).hexdigest()

@@ -10,6 +10,7 @@ its description. The LocusGraph surface is apart (domain/locus.py), as is the ex
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast
 
+import rfc8785
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -157,6 +159,19 @@ def _check_props(props: dict[str, Any]) -> dict[str, Any]:
         if not _PROP_KEY.fullmatch(key) or key in {"id", "graph"}:
             raise ValueError(f"property name {key!r} is not allowed")
     return {key: _prop_value(key, value) for key, value in props.items()}
+
+
+DATA_MAX = 65_536
+
+
+def _check_data(data: dict[str, Any]) -> dict[str, Any]:
+    if len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) > DATA_MAX:
+        raise ValueError(f"data is at most {DATA_MAX:,} characters as JSON")
+    try:
+        rfc8785.dumps(data)  # remember's content key is taken over it
+    except rfc8785.CanonicalizationError as e:
+        raise ValueError("data's integers must lie within ±2**53 (JSON's exact range)") from e
+    return data
 
 
 def _schema_extra(pattern: str, reserved: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -310,6 +325,11 @@ class RememberInput(ContractInput):
         default=None,
         description="When what it tells happened: 2023, 2023-05, 2023-05-07 or an ISO 8601 instant "
         "(default: when it is remembered)",
+    )
+    data: Annotated[dict[str, Any], AfterValidator(_check_data)] | None = Field(
+        default=None,
+        description=f"A JSON object kept with the memory and listed with it (at most {DATA_MAX:,} "
+        "characters as JSON); not part of its hash: the text is",
     )
     graph: Graph = DEFAULT_GRAPH
 

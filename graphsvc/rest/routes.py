@@ -26,7 +26,7 @@ class _MemoryIdSegment(StringConvertor):
     """A path segment in a memory id's place, except the literal paths beside it (`/memories/batch`):
     there, a method the literal path does not take is answered 405, not read as a malformed id."""
 
-    regex = "(?!batch$)[^/]+"
+    regex = "(?!(batch|list)$)[^/]+"
 
 
 register_url_convertor("memory_id", _MemoryIdSegment())

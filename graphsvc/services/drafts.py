@@ -3,6 +3,7 @@ where it landed (`Stored`). Built by services/remember.py; pure."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -81,6 +82,7 @@ class Draft:
                 entities=ids,
                 relations=[(r.from_, r.type, r.to) for r in req.relations],
                 temporal=temporal,
+                data=req.data,
             ),
             temporal=temporal,
             times=timing.stamp(req.occurred, datetime.fromisoformat(created_at), req.text),
@@ -119,6 +121,11 @@ class Draft:
                 **self.temporal,
                 **self.times,
                 **self.extra,
+                **(
+                    {"data": json.dumps(self.req.data, ensure_ascii=False)}
+                    if self.req.data is not None
+                    else {}
+                ),
             },
             "entities": [
                 {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")}

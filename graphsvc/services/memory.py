@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from graphsvc.domain.listing import ListMemoriesInput, ListMemoriesResult, ListTagsInput, ListTagsResult
 from graphsvc.domain.models import (
     ExploreInput,
     ExploreResult,
@@ -25,6 +26,7 @@ from graphsvc.domain.models import (
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services import graph_tools
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.listing import ListingService
 from graphsvc.services.ports import Store
 from graphsvc.services.recall.service import RecallService
 from graphsvc.services.recall.term_fold import TermFolder
@@ -48,6 +50,7 @@ class MemoryService:
         self.folder = TermFolder(store)
         self._writes = RememberService(store, self.folder, clock, embeddings, deadline_s)
         self._recall = RecallService(store, clock, embeddings, recall)
+        self._listing = ListingService(store, clock)
 
     async def start(self) -> None:
         """A start-up step: fold the term statistics' deltas a stopped process left (in the background)."""
@@ -83,3 +86,9 @@ class MemoryService:
 
     async def explore(self, req: ExploreInput) -> ExploreResult:
         return await graph_tools.explore(self._store, req)
+
+    async def list_memories(self, req: ListMemoriesInput) -> ListMemoriesResult:
+        return await self._listing.memories(req)
+
+    async def list_tags(self, req: ListTagsInput) -> ListTagsResult:
+        return await self._listing.tags(req)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from graphsvc.domain import render
+from graphsvc.domain.listing import ListMemoriesInput, ListMemoriesResult, ListTagsInput, ListTagsResult
 from graphsvc.domain.locus import (
     InsightsInput,
     InsightsResult,
@@ -158,6 +159,35 @@ OPERATIONS: tuple[Operation, ...] = (
             "in the graph is a `duplicate` naming the existing memory. A bad item is `rejected` with its\n"
             "reason and writes nothing; the others land. One receipt per item, in order.",
             errors=(WRITE,),
+        ),
+    ),
+    Operation(
+        "list_memories",
+        ListMemoriesInput,
+        ListMemoriesResult,
+        "read",
+        lambda b, r: b.memory.list_memories(r),
+        route=Route(
+            "POST",
+            "/memories/list",
+            "memories",
+            "A page of the graph's memories holding the tags given (and a tag path beneath `under`),\n"
+            "newest first: by default only current ones (none supersedes them, still valid), with the\n"
+            "data remembered with them and the total over every page.",
+        ),
+    ),
+    Operation(
+        "list_tags",
+        ListTagsInput,
+        ListTagsResult,
+        "read",
+        lambda b, r: b.memory.list_tags(r),
+        route=Route(
+            "POST",
+            "/tags/list",
+            "memories",
+            "A page of the graph's tags in order (all, or a tag path and those beneath it), with how many\n"
+            "memories hold each and the total over every page.",
         ),
     ),
     Operation(

@@ -1,0 +1,1 @@
+"""graphsvc inside agent frameworks, on graphsvc.client (each module needs its framework's extra)."""
