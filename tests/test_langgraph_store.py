@@ -216,3 +216,17 @@ def test_the_store_reads_its_server_from_the_environment(
     monkeypatch.delenv("GRAPHSVC_URL")
     with pytest.raises(errors.NotConfigured):
         GraphsvcStore()
+
+
+def test_the_example_agent_remembers_and_answers_without_a_model(server_url: str, graph: str) -> None:
+    from examples.langgraph_agent import build
+
+    agent = GraphsvcStore(url=server_url, graph=graph, index={"dims": 0, "embed": "x", "fields": ["fact"]})
+    try:
+        run = build(agent)
+        for said in ["I drink green tea every morning", "I live in Lisbon"]:
+            assert run.invoke({"user": "alice", "said": said, "answer": ""})["answer"] == "Noted."
+        asked = run.invoke({"user": "alice", "said": "What do I drink in the morning?", "answer": ""})
+        assert asked["answer"] == "You told me: I drink green tea every morning"
+    finally:
+        agent.close()

@@ -1,0 +1,1 @@
+"""Runnable examples (tests/test_langgraph_store.py runs the agent)."""
