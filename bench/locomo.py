@@ -56,7 +56,9 @@ from pollute import pollute
 
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings, Settings
-from graphsvc.domain.when import ENGLISH, Occurred, Reference, mentions
+from graphsvc.domain.spans import Occurred
+from graphsvc.domain.when import Reference, mentions
+from graphsvc.domain.when_words import ENGLISH
 from graphsvc.services.recall.keywords import keywords
 from graphsvc.services.recall.term_stats import analyze
 from graphsvc.store.graph import GraphStore, create_driver

@@ -29,7 +29,7 @@ from schemathesis.engine import Status, from_schema
 from schemathesis.engine.events import EngineEvent, NonFatalError, ScenarioFinished
 
 from graphsvc.domain.models import Graph, Instant
-from graphsvc.domain.when import parse_occurred
+from graphsvc.domain.spans import parse_occurred
 from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.store.graph import GraphStore
 

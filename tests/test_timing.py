@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from graphsvc.domain.models import RecallInput
 from graphsvc.domain.recall_config import RecallConfig
-from graphsvc.domain.when import parse_occurred
+from graphsvc.domain.spans import parse_occurred
 from graphsvc.services.recall.timing import Reading, overlaps, read, stamp, term
 
 

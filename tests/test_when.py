@@ -7,15 +7,8 @@ import time
 
 import pytest
 
-from graphsvc.domain.when import (
-    Reference,
-    Span,
-    asks_when,
-    mentions,
-    parse_occurred,
-    window_of,
-    without,
-)
+from graphsvc.domain.spans import Span, parse_occurred
+from graphsvc.domain.when import Reference, asks_when, mentions, window_of, without
 
 MONDAY = Reference.of(parse_occurred("2023-05-08T13:56:00Z"))  # 8 May 2023 was a Monday
 FRIDAY = Reference.of(parse_occurred("2023-05-12"))

@@ -36,7 +36,7 @@ from pydantic import (
 
 from graphsvc.domain.models import PROP_KEY, Graph, Label, RelType
 from graphsvc.domain.proof import Address, Count, Hex32
-from graphsvc.domain.when import Occurred, parse_occurred
+from graphsvc.domain.spans import Occurred, parse_occurred
 
 EXPORT_FORMAT = "graphsvc.export/v1"
 # A memory's stored properties outside its envelope, as an export carries them (`props`) and an import

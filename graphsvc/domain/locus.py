@@ -30,7 +30,7 @@ from graphsvc.domain.models import (
     Signal,
     has_words,
 )
-from graphsvc.domain.when import Occurred
+from graphsvc.domain.spans import Occurred
 
 EventKind = Literal["fact", "action", "decision", "observation", "feedback"]
 Source = Literal["agent", "user", "system", "validator", "executor"]

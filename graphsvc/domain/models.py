@@ -33,7 +33,7 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
-from graphsvc.domain.when import MAX_YEAR, MIN_YEAR, Occurred, Span, parse_occurred
+from graphsvc.domain.spans import MAX_YEAR, MIN_YEAR, Occurred, Span, parse_occurred
 
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300

@@ -1,15 +1,12 @@
-"""Time: when a memory happened (`occurredAt`) and the times a text names, as spans of epoch ms.
+"""Time: the times a text names, as spans of epoch ms (domain/spans.py: spans and `occurredAt`).
 
-A span is half-open, `[start, end)`, in milliseconds since 1970-01-01 UTC; days are UTC days and weeks
-run Monday to Sunday. `parse_occurred` reads an `occurredAt` value (a year, month, day or instant,
-kept with its precision). `mentions` finds the time expressions of a text ("yesterday", "last
-Friday", "two weeks ago", "in March", "7 May 2023", "2023-05-07", "the week before 9 June 2023") and
-resolves each against a reference: the memory's `occurredAt` (else when it was remembered) for a
-memory, `asOf` (else now) for a query. The grammar is a table of words per language (`Language`);
-the rules that turn a match into a span are the same for every language. Pure and fast: one pass of
-a dozen compiled regexes (tens of microseconds for a LoCoMo turn; bench/README.md, *Time*).
-Longer than a module usually is because a grammar reads best whole: the English table, then one rule
-per form; a second language adds a table, not a module.
+Days are UTC days and weeks run Monday to Sunday. `mentions` finds the time expressions of a text
+("yesterday", "last Friday", "two weeks ago", "in March", "7 May 2023", "2023-05-07", "the week before
+9 June 2023") and resolves each against a reference: the memory's `occurredAt` (else when it was remembered) for a
+memory, `asOf` (else now) for a query. The grammar's words are a table per language (`Language`,
+domain/when_words.py: every word and affix its patterns are made of); the rules that turn a match
+into a span are the same for every language. Pure and fast: one pass of a dozen compiled regexes
+(tens of microseconds for a LoCoMo turn; bench/README.md, *Time*).
 
 Readings where English is ambiguous (README, *When it happened*):
 - a month or day without a year ("in March", "on 7 May") is the latest one that starts no later than
@@ -20,278 +17,30 @@ Readings where English is ambiguous (README, *When it happened*):
   or "on Friday" the latest on or before the reference's day;
 - "N weeks ago" is the 7 days around the day N weeks before; "N months ago" / "N years ago" the
   calendar month / year N before the reference's;
-- "03/04/2023" is month/day (US): 4 March 2023; day/month only when the first number is over 12;
+- "03/04/2023" is month/day (US; `Language.day_first` says): 4 March 2023; day/month only when the
+  first number is over 12;
   `from`/`to` (ISO 8601) are the unambiguous way to ask for a window.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from typing import Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
 
-MIN_YEAR, MAX_YEAR = 1000, 9999  # occurredAt, from, to and the years a text names
-DAY_MS = 86_400_000
-_EPOCH = date(1970, 1, 1).toordinal()
-
-Precision = Literal["year", "month", "day", "instant"]
-
-
-@dataclass(frozen=True, order=True)
-class Span:
-    """`[start, end)` in epoch milliseconds."""
-
-    start: int
-    end: int
-
-    def overlap(self, window: Span) -> float:
-        """The fraction of this span that lies inside `window` (0 to 1)."""
-        inside = min(self.end, window.end) - max(self.start, window.start)
-        return max(0, inside) / max(1, self.end - self.start)
-
-    def hull(self, other: Span) -> Span:
-        return Span(min(self.start, other.start), max(self.end, other.end))
-
-    def iso(self) -> tuple[str, str]:
-        """Start and end as `YYYY-MM-DDTHH:MM:SS.mmmZ` (the end exclusive)."""
-        return _iso(self.start), _iso(self.end)
-
-
-def _iso(ms: int) -> str:
-    days, rest = divmod(ms, DAY_MS)
-    if days + _EPOCH > date.max.toordinal():  # the end of year 9999
-        return "10000-01-01T00:00:00.000Z"
-    day = date.fromordinal(days + _EPOCH)
-    seconds, millis = divmod(rest, 1000)
-    return (
-        f"{day.isoformat()}T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{millis:03d}Z"
-    )
-
-
-def _ms(day: int) -> int:
-    """A day ordinal's midnight in epoch ms."""
-    return (day - _EPOCH) * DAY_MS
-
-
-def _days(first: int, last: int) -> Span:
-    """The days `first`..`last` (ordinals, inclusive)."""
-    return Span(_ms(first), _ms(last + 1))
-
-
-def _month_index(year: int, month: int) -> int:
-    return year * 12 + month - 1
-
-
-def _month_span(index: int, count: int = 1) -> Span:
-    """`count` calendar months from the month `index` (year * 12 + month - 1)."""
-    return Span(_ms(_first_of(index)), _ms(_first_of(index + count)))
-
-
-def _first_of(index: int) -> int:
-    """The ordinal of the first day of month `index`; years past 9999 by arithmetic."""
-    year, month0 = divmod(index, 12)
-    if year > 9999:
-        return date(9999, 12, 31).toordinal() + 1 + (index - _month_index(10000, 1)) * 31
-    return date(year, month0 + 1, 1).toordinal()
-
-
-def _year_span(year: int) -> Span:
-    return _month_span(_month_index(year, 1), 12)
-
-
-# ---- occurredAt -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Occurred:
-    """An `occurredAt` value: its normalised text, precision and span."""
-
-    text: str
-    precision: Precision
-    span: Span
-
-    @classmethod
-    def at(cls, moment: datetime) -> Occurred:
-        """An instant (a naive datetime is UTC)."""
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-        _check_year(moment.year)
-        start = _ms(moment.toordinal()) + (
-            (moment.hour * 3600 + moment.minute * 60 + moment.second) * 1000 + moment.microsecond // 1000
-        )
-        return cls(_iso(start), "instant", Span(start, start + 1))
-
-    @property
-    def day(self) -> int:
-        """The ordinal of the day the span starts on."""
-        return self.span.start // DAY_MS + _EPOCH
-
-
-_DATE_ONLY = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
-
-
-def parse_occurred(value: str) -> Occurred:
-    """`YYYY`, `YYYY-MM`, `YYYY-MM-DD` or an ISO 8601 instant (without a timezone: UTC).
-
-    Raises:
-        ValueError: not one of those, not a real date, or a year outside MIN_YEAR..MAX_YEAR.
-    """
-    value = value.strip()
-    parts = _DATE_ONLY.fullmatch(value)
-    if parts is None:
-        try:
-            return Occurred.at(datetime.fromisoformat(value.replace("z", "Z")))
-        except OverflowError:  # an offset that moves 9999-12-31 into the year 10000
-            raise ValueError(f"the year must be between {MIN_YEAR} and {MAX_YEAR}") from None
-        except ValueError as e:
-            if str(e).startswith("the year"):
-                raise
-            raise ValueError(
-                "must be a year (2023), a month (2023-05), a day (2023-05-07) or an ISO 8601 instant"
-            ) from None
-    year, month, day = (int(p) if p else None for p in parts.groups())
-    assert year is not None
-    _check_year(year)
-    if month is None:
-        return Occurred(f"{year:04d}", "year", _year_span(year))
-    if not 1 <= month <= 12:
-        raise ValueError(f"month {month:02d} does not exist")
-    if day is None:
-        return Occurred(f"{year:04d}-{month:02d}", "month", _month_span(_month_index(year, month)))
-    try:
-        ordinal = date(year, month, day).toordinal()
-    except ValueError:
-        raise ValueError(f"{value} is not a day of the calendar") from None
-    return Occurred(f"{year:04d}-{month:02d}-{day:02d}", "day", _days(ordinal, ordinal))
-
-
-def _check_year(year: int) -> None:
-    if not MIN_YEAR <= year <= MAX_YEAR:
-        raise ValueError(f"the year must be between {MIN_YEAR} and {MAX_YEAR}")
-
-
-# ---- the words of a language ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Language:
-    """The words the grammar is made of. Another language is another table (and, where its word
-    order differs, its own patterns); `_RULES` turn a match into a span for every language."""
-
-    months: Mapping[str, int]
-    weekdays: Mapping[str, int]  # Monday 0
-    numbers: Mapping[str, int]
-    approximate: frozenset[str]  # counts that are not exact ("a few"): their span widens
-    units: Mapping[str, str]  # word: day, week, weekend, month or year
-    relative_days: Mapping[str, int]  # word: days after the reference ("yesterday": -1)
-    last: str  # regex alternations
-    this: str
-    next: str
-    ago: str
-    before: str
-    after: str
-    month_prepositions: str  # what must precede a month named alone ("in", "during")
-    asks_when: str  # how a question that asks for a time begins
-    lowercase_not_month: frozenset[str] = field(default_factory=frozenset[str])  # "may" the verb
-
-
-ENGLISH = Language(
-    months={
-        **{
-            name: n + 1
-            for n, name in enumerate(
-                [
-                    "january",
-                    "february",
-                    "march",
-                    "april",
-                    "may",
-                    "june",
-                    "july",
-                    "august",
-                    "september",
-                    "october",
-                    "november",
-                    "december",
-                ]
-            )
-        },
-        **{
-            name: n + 1
-            for n, name in enumerate(
-                ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-            )
-        },
-        "sept": 9,
-    },
-    weekdays={
-        name: n
-        for n, name in enumerate(
-            ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-        )
-    },
-    numbers={
-        **{
-            name: n + 1
-            for n, name in enumerate(
-                [
-                    "one",
-                    "two",
-                    "three",
-                    "four",
-                    "five",
-                    "six",
-                    "seven",
-                    "eight",
-                    "nine",
-                    "ten",
-                    "eleven",
-                    "twelve",
-                ]
-            )
-        },
-        "a": 1,
-        "an": 1,
-        "a couple of": 2,
-        "a few": 3,
-        "several": 4,
-    },
-    approximate=frozenset({"a couple of", "a few", "several"}),
-    units={
-        "day": "day",
-        "days": "day",
-        "week": "week",
-        "weeks": "week",
-        "weekend": "weekend",
-        "month": "month",
-        "months": "month",
-        "year": "year",
-        "years": "year",
-    },
-    relative_days={
-        "the day before yesterday": -2,
-        "the day after tomorrow": 2,
-        "yesterday": -1,
-        "last night": -1,
-        "today": 0,
-        "tonight": 0,
-        "this morning": 0,
-        "this afternoon": 0,
-        "this evening": 0,
-        "tomorrow": 1,
-    },
-    last=r"last|past|previous",
-    this=r"this|current",
-    next=r"next|coming",
-    ago=r"ago|back",
-    before=r"before|prior\s+to",
-    after=r"after",
-    month_prepositions=r"in|during|since|until|till|by|through|early|late|mid|of",
-    asks_when=r"when|since\s+when|how\s+long\s+ago|(?:what|which)\s+(?:year|month|day|date|week|time)",
-    lowercase_not_month=frozenset({"may"}),
+from graphsvc.domain.spans import (
+    MAX_YEAR,
+    MIN_YEAR,
+    Occurred,
+    Span,
+    day_of,
+    day_range,
+    month_index,
+    month_span,
+    year_span,
 )
-
+from graphsvc.domain.when_words import ENGLISH, Language
 
 # ---- the grammar ----------------------------------------------------------------------------------
 
@@ -341,24 +90,24 @@ def _grammar(lang: Language) -> _Grammar:
     month, weekday = _alt(list(lang.months)), _alt(list(lang.weekdays))
     number, unit = _alt(list(lang.numbers)), _alt(list(lang.units))
     rel = rf"(?:(?P<last>{lang.last})|(?P<this>{lang.this})|(?P<next>{lang.next}))"
-    day = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
+    day = rf"(?P<d>[0-3]?\d)(?:{lang.ordinal_suffixes})?"
     year = r"(?P<y>\d{4})"
     patterns: list[tuple[str, Callable[[_Grammar, re.Match[str], Reference], Span | None]]] = [
         (rf"(?<![\d-]){year}-(?P<m>\d{{2}})(?:-(?P<d>\d{{2}}))?\b", _iso_date),
         (r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b", _numeric),
-        (rf"\b{day}\s+(?:of\s+)?(?P<month>{month})\.?(?:,?\s+{year})?\b", _day_month),
+        (rf"\b{day}\s+(?:(?:{lang.day_of})\s+)?(?P<month>{month})\.?(?:,?\s+{year})?\b", _day_month),
         (rf"\b(?P<month>{month})\.?\s+{day}\b(?!:)(?:,?\s+{year})?", _day_month),
         (rf"\b(?P<month>{month})\.?,?\s+{year}\b", _month_year),
         (rf"\b(?:{rel}\s+|(?:{lang.month_prepositions})[\s-]+)(?P<month>{month})\b", _month),
-        (r"(?<![\d$#.,:/-])\b(?P<y>(?:19|20)\d\d)\b(?!\s*%|'?s\b|[.,:/-]\d)", _year),
+        (rf"(?<![\d$#.,:/-])\b(?P<y>(?:19|20)\d\d)\b(?!\s*%|'?(?:{lang.plural})\b|[.,:/-]\d)", _year),
         (rf"\b(?P<word>{_alt(list(lang.relative_days))})\b", _relative_day),
         (rf"\b{rel}\s+(?P<unit>{unit})\b", _relative_unit),
-        (rf"\b(?:{rel}\s+|on\s+)?(?P<wd>{weekday})\b(?!s)", _weekday),
+        (rf"\b(?:{rel}\s+|(?:{lang.on})\s+)?(?P<wd>{weekday})\b(?!{lang.plural})", _weekday),
         (rf"\b(?P<n>{number}|\d{{1,3}})\s+(?P<unit>{unit})\s+(?:{lang.ago})\b", _ago),
     ]
     offset = re.compile(
-        rf"\b(?:the\s+|last\s+)?(?:(?P<n>{number}|\d{{1,3}})\s+)?(?P<unit>{unit}|{weekday})"
-        rf"\s+(?:(?P<before>{lang.before})|(?P<after>{lang.after}))\s+(?:on\s+|the\s+)?$",
+        rf"\b(?:(?:{lang.the}|{lang.last})\s+)?(?:(?P<n>{number}|\d{{1,3}})\s+)?(?P<unit>{unit}|{weekday})"
+        rf"\s+(?:(?P<before>{lang.before})|(?P<after>{lang.after}))\s+(?:(?:{lang.on}|{lang.the})\s+)?$",
         re.IGNORECASE,
     )
     words = [*lang.months, *lang.weekdays, *lang.units, *(w.split()[-1] for w in lang.relative_days)]
@@ -394,7 +143,7 @@ def _a_day(year: int, month: int, day: int) -> Span | None:
         ordinal = date(year, month, day).toordinal()
     except ValueError:
         return None
-    return _days(ordinal, ordinal)
+    return day_range(ordinal, ordinal)
 
 
 def _iso_date(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
@@ -402,13 +151,14 @@ def _iso_date(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     if year is None or not 1 <= month <= 12:
         return None
     if m.group("d") is None:
-        return _month_span(_month_index(year, month))
+        return month_span(month_index(year, month))
     return _a_day(year, month, int(m.group("d")))
 
 
 def _numeric(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     a, b, year = int(m.group("a")), int(m.group("b")), _year_of(m)
-    month, day = (b, a) if a > 12 else (a, b)  # month/day (US) unless the first cannot be a month
+    day_first = g.language.day_first if max(a, b) <= 12 else a > 12  # else the one that can be a month
+    month, day = (b, a) if day_first else (a, b)
     return _a_day(year, month, day) if year and 1 <= month <= 12 else None
 
 
@@ -424,7 +174,7 @@ def _day_month(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
 
 def _month_year(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     month, year = _month_of(g, m), _year_of(m)
-    return _month_span(_month_index(year, month)) if month and year else None
+    return month_span(month_index(year, month)) if month and year else None
 
 
 def _month(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
@@ -434,44 +184,44 @@ def _month(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     at = _ref_month(ref)
     if m.group("last"):
         back = (at % 12 - (month - 1)) % 12 or 12
-        return _month_span(at - back)
+        return month_span(at - back)
     if m.group("next"):
         ahead = ((month - 1) - at % 12) % 12 or 12
-        return _month_span(at + ahead)
+        return month_span(at + ahead)
     if m.group("this"):
-        return _month_span(at - at % 12 + month - 1)
-    return _latest(ref, lambda y: _month_span(_month_index(y, month)))
+        return month_span(at - at % 12 + month - 1)
+    return _latest(ref, lambda y: month_span(month_index(y, month)))
 
 
 def _year(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     year = _year_of(m)
-    return _year_span(year) if year else None
+    return year_span(year) if year else None
 
 
 def _relative_day(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     if ref.day is None:
         return None
     shift = g.language.relative_days[" ".join(m.group("word").lower().split())]
-    return _days(ref.day + shift, ref.day + shift)
+    return day_range(ref.day + shift, ref.day + shift)
 
 
 def _relative_unit(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     unit = g.language.units[m.group("unit").lower()]
     step = -1 if m.group("last") else 1 if m.group("next") else 0
     if unit == "year":
-        return _year_span(_ref_year(ref) + step)
+        return year_span(_ref_year(ref) + step)
     if unit == "month":
-        return _month_span(_ref_month(ref) + step)
+        return month_span(_ref_month(ref) + step)
     if ref.day is None:
         return None
-    if m.group("last") and m.group("last").lower() == "past" and unit == "week":
-        return _days(ref.day - 6, ref.day)  # "the past week": the seven days up to the reference
+    if m.group("last") and m.group("last").lower() in g.language.rolling and unit == "week":
+        return day_range(ref.day - 6, ref.day)  # "the past week": the seven days up to the reference
     monday = ref.day - date.fromordinal(ref.day).weekday() + 7 * step
     if unit == "weekend":  # last weekend: the one before the reference's week, said on a weekday or not
-        return _days(monday + 5, monday + 6)
+        return day_range(monday + 5, monday + 6)
     if unit == "day":
-        return _days(ref.day + step, ref.day + step)
-    return _days(monday, monday + 6)
+        return day_range(ref.day + step, ref.day + step)
+    return day_range(monday, monday + 6)
 
 
 def _weekday(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
@@ -486,7 +236,7 @@ def _weekday(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
         day = ref.day - ((today - wd) % 7 or 7)
     else:
         day = ref.day - (today - wd) % 7
-    return _days(day, day)
+    return day_range(day, day)
 
 
 def _ago(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
@@ -494,23 +244,23 @@ def _ago(g: _Grammar, m: re.Match[str], ref: Reference) -> Span | None:
     n, unit = _number(g, word), g.language.units[m.group("unit").lower()]
     rough = word in g.language.approximate
     if unit == "year":
-        return _year_span(_ref_year(ref) - n)
+        return year_span(_ref_year(ref) - n)
     if unit == "month":
-        return _month_span(_ref_month(ref) - n)
+        return month_span(_ref_month(ref) - n)
     if ref.day is None:
         return None
     if unit == "day":
         spread = n // 2 + 1 if rough else 0
-        return _days(ref.day - n - spread, ref.day - max(1, n - spread))
+        return day_range(ref.day - n - spread, ref.day - max(1, n - spread))
     days = 7 * n
     spread = 3 + (days // 2 if rough else 0)
-    return _days(ref.day - days - spread, ref.day - days + spread)
+    return day_range(ref.day - days - spread, ref.day - days + spread)
 
 
 def _ref_month(ref: Reference) -> int:
-    day = ref.day if ref.day is not None else ref.span.start // DAY_MS + _EPOCH
+    day = ref.day if ref.day is not None else day_of(ref.span.start)
     moment = date.fromordinal(day)
-    return _month_index(moment.year, moment.month)
+    return month_index(moment.year, moment.month)
 
 
 def _ref_year(ref: Reference) -> int:
@@ -537,28 +287,28 @@ def _shifted(g: _Grammar, prefix: re.Match[str], base: Span) -> Span | None:
     """`the week before X`, `the day after X`, `the Friday before X`, `two weeks before X`."""
     word = prefix.group("unit").lower()
     n = _number(g, prefix.group("n")) if prefix.group("n") else 1
-    first, last = base.start // DAY_MS + _EPOCH, (base.end - 1) // DAY_MS + _EPOCH
+    first, last = day_of(base.start), day_of(base.end - 1)
     if word in g.language.weekdays:
         wd = g.language.weekdays[word]
         if prefix.group("before"):
             day = first - ((date.fromordinal(first).weekday() - wd) % 7 or 7)
         else:
             day = last + ((wd - date.fromordinal(last).weekday()) % 7 or 7)
-        return _days(day, day)
+        return day_range(day, day)
     unit = g.language.units[word]
     if unit == "weekend":
         if prefix.group("before"):
             saturday = first - ((date.fromordinal(first).weekday() - 5) % 7 or 7)
         else:
             saturday = last + ((5 - date.fromordinal(last).weekday()) % 7 or 7)
-        return _days(saturday, saturday + 1)
+        return day_range(saturday, saturday + 1)
     if unit in ("month", "year"):
         months = n * (12 if unit == "year" else 1)
         start = date.fromordinal(first if prefix.group("before") else last + 1)
-        index = _month_index(start.year, start.month)
-        return _month_span(index - months, months) if prefix.group("before") else _month_span(index, months)
+        index = month_index(start.year, start.month)
+        return month_span(index - months, months) if prefix.group("before") else month_span(index, months)
     days = n * (7 if unit == "week" else 1)
-    return _days(first - days, first - 1) if prefix.group("before") else _days(last + 1, last + days)
+    return day_range(first - days, first - 1) if prefix.group("before") else day_range(last + 1, last + days)
 
 
 # ---- finding them ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from graphsvc.domain.export import MEMORY_CARRIED, Edge, EntityLine, MemoryLine,
 from graphsvc.domain.hashing import content_key
 from graphsvc.domain.merkle import pack_proof
 from graphsvc.domain.render import clip
-from graphsvc.domain.when import parse_occurred
+from graphsvc.domain.spans import parse_occurred
 from graphsvc.services.drafts import TITLE_WIDTH
 from graphsvc.services.recall import timing
 from graphsvc.services.recall.keywords import graph_key

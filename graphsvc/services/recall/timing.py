@@ -25,7 +25,8 @@ from typing import Any, Literal
 
 from graphsvc.domain.models import RecallInput, TimeWindow
 from graphsvc.domain.recall_config import RecallConfig
-from graphsvc.domain.when import DAY_MS, Occurred, Reference, Span, asks_when, mentions, window_of, without
+from graphsvc.domain.spans import DAY_MS, Occurred, Span
+from graphsvc.domain.when import Reference, asks_when, mentions, window_of, without
 from graphsvc.services.ports import Reader, Row
 
 
