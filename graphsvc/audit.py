@@ -10,13 +10,15 @@ the root's place in its graph's list):
 
     chain     the RPC serves the export's chain id; the contract (pinned, else the export's) has code
     roots     every batch's root is anchored with the export's block, leaf count and batch number
+    receipt   every batch's transaction succeeded in its block and logged RootAnchored for its root
     complete  walking the graph's list from lastRootOf(graphTag) back through each prevRoot gives
               exactly the export's chained batches: a batch left out of the export is named (one
               anchored after the export was made is reported, not counted as missing)
 
 Exit status: 0 all holds, 1 something was changed or is missing (each problem named with its line
-and rule), 3 could not check (the RPC cannot be reached or does not answer as the contract does),
-2 the file cannot be read at all.
+and rule), 2 the file cannot be read (it cannot be opened, or a line is not a record of the format:
+each such line named), 3 could not check (the RPC cannot be reached or does not answer as the
+contract does).
 """
 
 from __future__ import annotations
@@ -29,14 +31,15 @@ from datetime import datetime
 from eth_abi.abi import decode, encode
 from eth_utils.crypto import keccak
 
-from graphsvc.domain.export_check import Checked, Finding, check_lines, inert
+from graphsvc.domain.export_check import BatchSeen, Checked, Finding, check_lines, inert
 from graphsvc.domain.render import plural
-from graphsvc.verifier import RpcCall, RpcError
+from graphsvc.verifier import RpcCall, RpcError, inclusion
 
 LINK_OF = keccak(text="linkOf(bytes32)")[:4]
 LAST_ROOT_OF = keccak(text="lastRootOf(bytes32)")[:4]
 ZERO = "0x" + "00" * 32
 MAX_WALK = 10_000_000  # roots walked before giving up on a list that never ends
+UNREADABLE = {"json", "schema"}  # a line that is not a record of the format: the file cannot be read
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class AuditReport:
 
     @property
     def exit_code(self) -> int:
+        if self.checked.rules() & UNREADABLE:
+            return 2
         if self.findings:
             return 1
         return 3 if self.unreachable else 0
@@ -113,7 +118,7 @@ def audit(lines: Iterable[bytes], rpc: RpcCall | None, contract: str | None = No
     started = time.monotonic()
     report = AuditReport(check_lines(lines))
     header = report.checked.header
-    if rpc is not None and header is not None:
+    if rpc is not None and header is not None and not report.checked.rules() & UNREADABLE:
         calls = 0
 
         def counted(method: str, *params: object) -> object:
@@ -208,6 +213,8 @@ def _roots(report: AuditReport, chain: _Chain) -> None:
                     f"{link.prev_root}; the export says tag {b.graphTag} after {b.prevRoot}",
                 )
             )
+        else:
+            _receipt(report, chain, seen)
     ok = len(report.chain_findings) == bad_before
     n = len(batches)
     report.checks.append(
@@ -215,12 +222,28 @@ def _roots(report: AuditReport, chain: _Chain) -> None:
             "roots",
             ok,
             f"{plural(n, 'batch root', 'batch roots')} anchored at the finalized block with "
-            "the export's blocks, leaf counts and batch numbers"
+            "the export's blocks, leaf counts and batch numbers; each transaction's receipt logs its root"
             if ok
             else "a batch is not on chain as the export says",
         )
     )
     _complete(report, chain, links)
+
+
+def _receipt(report: AuditReport, chain: _Chain, seen: BatchSeen) -> None:
+    """The batch's transaction succeeded in its block and logged RootAnchored for its root (an import
+    copies `txHash` into every proof bundle of the batch)."""
+    b = seen.batch
+    found = inclusion(chain.call, b.txHash, chain.address, b.root, b.blockNumber)
+    if found is None or not found.logged_root:
+        why = (
+            "is not on this chain"
+            if found is None
+            else f"logs no RootAnchored for it in block {b.blockNumber}"
+        )
+        report.chain_findings.append(
+            Finding(seen.line, "receipt", f"batch {b.root}: its transaction {b.txHash} {why}")
+        )
 
 
 def _complete(report: AuditReport, chain: _Chain, links: dict[str, OnChain]) -> None:
@@ -331,6 +354,12 @@ def render(report: AuditReport) -> str:
         head = (
             f"✓ Audited: graph {graph!r}: {plural(c.memories, 'memory', 'memories')} unchanged, "
             f"{plural(len(c.batches), 'batch', 'batches')} on chain, none left out."
+        )
+    elif report.exit_code == 2:
+        unreadable = [f for f in c.findings if f.rule in UNREADABLE]
+        head = (
+            f"✗ Cannot read the export: {plural(len(unreadable), 'line is not a record', 'lines are not records')} "
+            "of graphsvc.export/v1 (nothing was checked against the chain)."
         )
     elif report.findings:
         head = f"✗ Not audited: {plural(len(report.findings), 'problem', 'problems')} in the export of graph {graph!r}."

@@ -15,6 +15,7 @@ from typing import Any
 from graphsvc import audit, verifier
 from graphsvc.app import Services
 from graphsvc.config import Settings
+from graphsvc.domain.export_lines import bounded_lines
 from graphsvc.services.export import Exporter
 from graphsvc.services.import_export import ExportImporter, ExportRejected
 
@@ -105,7 +106,7 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
             contract=contract,
             written=lambda graph: services.memory.folder.written([graph]),
         )
-        return await importer.run(source, args.graph, progress)
+        return await importer.run(bounded_lines(source), args.graph, progress)
 
     started = time.monotonic()
     try:
@@ -134,7 +135,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"graphsvc: {args.file}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         return 2
     with source:
-        report = audit.audit(source, rpc, args.contract)
+        report = audit.audit(bounded_lines(source), rpc, args.contract)
     print(audit.render(report))
     return report.exit_code
 

@@ -334,7 +334,7 @@ def _leaves(n: int) -> str:
 
 def _event_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     tx = bundle.anchor.txHash
-    found = check_event(_inclusion(rpc, tx, address, bundle), bundle.anchor)
+    found = check_event(inclusion(rpc, tx, address, bundle.root, bundle.anchor.blockNumber), bundle.anchor)
     texts = {
         "ok": f"transaction {tx} emitted RootAnchored for this root",
         "no_receipt": f"transaction {tx} is not on this chain",
@@ -344,9 +344,10 @@ def _event_check(bundle: ProofBundle, rpc: RpcCall, address: str) -> Check:
     return Check("event", found.ok, texts[found.why])
 
 
-def _inclusion(rpc: RpcCall, tx: str, address: str, bundle: ProofBundle) -> Inclusion | None:
-    """The receipt as the chain port reads it; its logs are read only for a transaction that succeeded
-    in the bundle's block (a hostile RPC's malformed logs do not matter otherwise)."""
+def inclusion(rpc: RpcCall, tx: str, address: str, root: str, block_number: int) -> Inclusion | None:
+    """The receipt of `tx` as the chain port reads it (None: not on this chain); its logs are read only
+    for a transaction that succeeded in `block_number` (a hostile RPC's malformed logs do not matter
+    otherwise): does it hold RootAnchored(`root`) from `address`?"""
     answer = rpc("eth_getTransactionReceipt", tx)
     if not answer:
         return None
@@ -354,7 +355,7 @@ def _inclusion(rpc: RpcCall, tx: str, address: str, bundle: ProofBundle) -> Incl
     success = _quantity(receipt.get("status"), "a status") == 1
     # a failed transaction fails the check whatever its block: its block is not read
     block = _quantity(receipt.get("blockNumber"), "a block number") if success else -1
-    logged = success and block == bundle.anchor.blockNumber and _logged(receipt, address, bundle.root)
+    logged = success and block == block_number and _logged(receipt, address, root)
     return Inclusion(block, success, logged)
 
 

@@ -92,7 +92,7 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
     good = audited(lines, settings)
     print(f"\n{len(lines)} lines, {sum(map(len, lines)):,} bytes\n{audit.render(good)}")
     assert good.exit_code == 0, audit.render(good)
-    assert good.rpc_calls == 2 + 1 + 3  # chain id, code; lastRootOf; one linkOf per batch
+    assert good.rpc_calls == 2 + 1 + 3 + 3  # chain id, code; lastRootOf; a linkOf and a receipt per batch
 
     there = second.store
     assert await count_nodes(there, graph) == 0  # another server: it has never seen the graph
@@ -371,3 +371,22 @@ async def test_a_memory_keeps_the_token_and_client_that_wrote_it_across_export_a
     await importer(second.store, settings, second.memory).run(lines)
     for how, memory_id in written.items():
         assert await _writer_of(second.store, graph, memory_id) == found[how]
+
+
+async def test_a_batch_given_another_batchs_transaction_fails_the_audit_at_its_receipt(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    await fill(memory, anchoring, graph)
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
+    records = [json.loads(line) for line in lines[:-1]]
+    first, second = [r for r in records if r["type"] == "batch"][:2]
+    first["txHash"], second["txHash"] = second["txHash"], first["txHash"]
+    swapped = seal([json.dumps(r).encode() + b"\n" for r in records])
+    report = audited(swapped, settings)
+    assert report.exit_code == 1
+    assert {(f.rule, f.line) for f in report.findings} == {("receipt", 2), ("receipt", 3)}

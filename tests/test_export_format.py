@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from graphsvc import audit
 from graphsvc.devstack.chain import CONTRACTS
@@ -145,7 +148,7 @@ def test_strings_from_the_file_are_shown_inert() -> None:
     records = _file()
     records[0]["graph"] = "ops\x1b[31m"
     report = audit.audit(_lines(records), None)
-    assert "\x1b" not in audit.render(report) and report.exit_code == 1
+    assert "\x1b" not in audit.render(report) and report.exit_code == 2  # not a graph name: unreadable
 
 
 def test_every_property_a_link_accepts_fits_an_export_line() -> None:
@@ -157,3 +160,201 @@ def test_every_property_a_link_accepts_fits_an_export_line() -> None:
     )
     assert line.props == props and isinstance(line.props["lb"], list)
     assert [type(v) for v in line.props["lb"]] == [bool, bool]
+
+
+def _genuine() -> list[bytes]:
+    return [json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in _file()]
+
+
+def _with(body: list[bytes], index: int, raw: bytes) -> list[bytes]:
+    """The genuine records with line `index` (0-based) replaced and the trailer sealed over the result,
+    as a forger who knows the format would."""
+    lines = [*body[:index], raw, *body[index + 1 :]]
+    digest = hashlib.sha256(b"".join(lines)).hexdigest()
+    counts = {"batches": 1, "entities": 0, "relations": 0, "memories": 3, "tombstones": 0}
+    end = {"type": "trailer", "lines": len(lines), "sha256": digest, "counts": counts}
+    return [*lines, json.dumps(end).encode() + b"\n"]
+
+
+def _malformed() -> dict[str, tuple[list[bytes], int]]:
+    """Each way a line can be malformed: (the file, the 1-based line that must be named)."""
+    body = _genuine()
+    memory = body[2]
+    header = json.loads(body[0])
+
+    def header_with(**changes: Any) -> bytes:
+        return json.dumps(header | changes).encode() + b"\n"
+
+    forged = json.loads(memory)
+    genuine_hash = forged["hash"]
+    forged_first = memory.replace(
+        b'"hash":"' + genuine_hash.encode() + b'"',
+        b'"hash":"0x' + b"ab" * 32 + b'","hash":"' + genuine_hash.encode() + b'"',
+    )
+    return {
+        "not JSON": (_with(body, 2, b'{"type":"memory",\n'), 3),
+        "a key twice (first forged, last genuine)": (_with(body, 2, forged_first), 3),
+        "CR LF": (_with(body, 2, memory[:-1] + b"\r\n"), 3),
+        "a blank line": ([*body[:2], b"\n", *body[2:]], 3),
+        "a line of 10 MB": (_with(body, 2, memory[:-2] + b" " * 10_000_000 + b"}\n"), 3),
+        "a position as a string": (_with(body, 2, memory.replace(b'"seq":1,', b'"seq":"1",')), 3),
+        "a position as a float": (_with(body, 2, memory.replace(b'"seq":1,', b'"seq":1.0,')), 3),
+        "lastSeq past 2**53": (_with(body, 0, header_with(lastSeq=2**60)), 1),
+        "a leaf count past 2**32": (_with(body, 1, body[1].replace(b'"count":3', b'"count":4294967296')), 2),
+        "an integer of 30 digits": (
+            _with(body, 1, body[1].replace(b'"blockNumber":5', b'"blockNumber":' + b"9" * 30)),
+            2,
+        ),
+        "a number too large for a double": (
+            _with(body, 2, memory.replace(b'"props":{}', b'"props":{"x":1e400}')),
+            3,
+        ),
+        "NaN": (_with(body, 2, memory.replace(b'"props":{}', b'"props":{"x":NaN}')), 3),
+        "a lone surrogate": (
+            _with(body, 2, memory.replace(b'"props":{}', b'"props":{"source":"\\ud800"}')),
+            3,
+        ),
+        "exportedAt not ISO": (_with(body, 0, header_with(exportedAt="yesterday at noon")), 1),
+        "exportedAt without a zone": (_with(body, 0, header_with(exportedAt="2026-12-05T01:00:00")), 1),
+        "exportedAt on 30 February": (_with(body, 0, header_with(exportedAt="2026-02-30T01:00:00.000Z")), 1),
+        "a hostile graph name": (_with(body, 0, header_with(graph="ops\x1b[2J\u202e\n")), 1),
+        "a hostile type": (
+            _with(body, 2, memory.replace(b'"type":"memory"', b'"type":"\\u001b[31mmemory"')),
+            3,
+        ),
+        "no line feed at the end": ([*_with(body, 2, memory)[:-1], _with(body, 2, memory)[-1][:-1]], 6),
+    }
+
+
+def test_every_malformed_export_cannot_be_read_and_names_its_line_inertly() -> None:
+    for what, (lines, line) in _malformed().items():
+        report = audit.audit(lines, None)
+        shown = audit.render(report)
+        assert report.exit_code == 2, (what, shown)
+        assert (line, True) in {(f.line, f.rule in ("json", "schema")) for f in report.findings}, (
+            what,
+            shown,
+        )
+        assert not any(f.rule == "trailer" for f in report.findings), (what, shown)  # no spurious digest
+        assert all(c == "\n" or c.isprintable() for c in shown), what
+
+
+def test_the_audit_command_reads_a_malformed_file_without_a_traceback_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphsvc.cli import main
+
+    for n, (what, (lines, line)) in enumerate(_malformed().items()):
+        path = tmp_path / f"{n}.jsonl"
+        path.write_bytes(b"".join(lines))
+        assert main(["audit", str(path), "--rpc", "http://127.0.0.1:9"]) == 2, what
+        out = capsys.readouterr()
+        assert f"line {line}: [" in out.out and "Traceback" not in out.out + out.err, what
+
+
+def _graph_file() -> list[dict[str, Any]]:
+    """A consistent export with entities, a relation, MENTIONS and SUPERSEDES edges (one batch)."""
+    records = _file(2)
+    first, second = records[2], records[3]
+    for record, fields in (
+        (first, {"entities": ["Token:MON"]}),
+        (second, {"entities": ["Pool:MON/USDC", "Token:MON"], "supersedes": [first["id"]]}),
+    ):
+        envelope = memory_envelope(
+            id=record["id"],
+            graph=GRAPH,
+            text=record["envelope"]["text"],
+            tags=[],
+            entities=fields["entities"],
+            created_at="2026-12-05T00:00:00.000Z",
+            supersedes=fields.get("supersedes", []),
+        )
+        record["envelope"], record["hash"] = (
+            envelope,
+            memory_hash(
+                **{
+                    "id": record["id"],
+                    "graph": GRAPH,
+                    "text": record["envelope"]["text"],
+                    "tags": [],
+                    "entities": fields["entities"],
+                    "created_at": "2026-12-05T00:00:00.000Z",
+                    "supersedes": fields.get("supersedes", []),
+                }
+            ),
+        )
+    first["edges"] = [{"rel": "MENTIONS", "to": "Token:MON", "id": "edge_1"}]
+    second["edges"] = [
+        {"rel": "MENTIONS", "to": "Pool:MON/USDC", "id": "edge_2", "source": "agent", "writerToken": "tok_1"},
+        {"rel": "MENTIONS", "to": "Token:MON", "id": "edge_3"},
+        {"rel": "SUPERSEDES", "to": first["id"], "id": "edge_4"},
+        {
+            "rel": "MENTIONS",
+            "to": "Pool:MON/USDC",
+            "id": "edge_5",
+            "source": "extracted",
+            "extractor": "rules/1",
+        },
+    ]
+    leaves = [memory_leaf(r["id"], bytes.fromhex(r["hash"][2:])) for r in (first, second)]
+    tree = MerkleTree.build(leaves)
+    records[1]["root"] = first["batch"] = second["batch"] = "0x" + tree.root.hex()
+    for record, leaf in zip((first, second), leaves, strict=True):
+        record["proof"] = ["0x" + p.hex() for p in tree.proof(leaf)]
+    entities = [
+        {"type": "entity", "id": "Pool:MON/USDC", "label": "Pool", "name": "MON/USDC", "props": {}},
+        {
+            "type": "relation",
+            "id": "edge_9",
+            "rel": "QUOTES",
+            "from": "Pool:MON/USDC",
+            "to": "Token:MON",
+            "props": {},
+        },
+        {"type": "entity", "id": "Token:MON", "label": "Token", "name": "MON", "props": {}},
+    ]
+    return [records[0], records[1], *entities, first, second]
+
+
+def _changed(change: Any) -> list[bytes]:
+    records = json.loads(json.dumps(_graph_file()))
+    change(records)
+    return _lines(records)
+
+
+def _rename(records: list[dict[str, Any]]) -> None:
+    """Token:MON renamed Token:ETH everywhere but in the hashed envelopes."""
+    text = json.dumps([r for r in records if r["type"] != "memory"]).replace("Token:MON", "Token:ETH")
+    others = json.loads(text.replace('"name": "MON"', '"name": "ETH"'))
+    memories = [r for r in records if r["type"] == "memory"]
+    for m in memories:
+        for e in m["edges"]:
+            e["to"] = e["to"].replace("Token:MON", "Token:ETH")
+    records[:] = [*others, *memories]
+
+
+def test_edges_entities_and_relations_are_held_to_what_is_hashed() -> None:
+    good = check_lines(_lines(_graph_file()))
+    assert good.ok, good.findings
+    assert good.extracted == 1 and good.relations == 1
+
+    def edge(i: int, change: Any) -> Any:
+        return lambda records: change(records[i]["edges"])
+
+    cases = {
+        "an entity renamed everywhere but the envelope": (_rename, "edge"),
+        "a MENTIONS re-pointed": (edge(6, lambda es: es[1].update(to="Pool:MON/USDC")), "edge"),
+        "a MENTIONS dropped": (edge(5, lambda es: es.clear()), "edge"),
+        "a MENTIONS invented": (
+            edge(5, lambda es: es.append({"rel": "MENTIONS", "to": "Pool:MON/USDC", "id": "e"})),
+            "edge",
+        ),
+        "a SUPERSEDES dropped": (edge(6, lambda es: es.pop(2)), "edge"),
+        "an extracted edge passed off as the agent's": (edge(6, lambda es: es[3].pop("source")), "edge"),
+        "an entity whose id is not label:name": (lambda r: r[4].update(id="Token:MON2"), "entity"),
+        "a relation line repeated": (lambda r: r.insert(4, r[3]), "duplicate"),
+        "a relation to an entity with no line": (lambda r: r[3].update(to="Token:NONE"), "relation"),
+        "an edge id taken twice": (edge(6, lambda es: es[0].update(id="edge_1")), "duplicate"),
+    }
+    for what, (change, rule) in cases.items():
+        assert rule in check_lines(_changed(change)).rules(), what

@@ -63,7 +63,30 @@ ENTITY_DERIVED = frozenset({"normName"})  # an entity's other properties: its li
 RELATION_RESERVED = frozenset({"id", "graph"})  # as `link` refuses them in props
 MemoryId = Annotated[str, Field(min_length=1, max_length=300)]
 Position = Annotated[int, Field(ge=1, le=2**53, strict=True)]
-Instant = Annotated[str, Field(max_length=64)]
+_STORED_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
+def _stored_instant(value: str) -> str:
+    """An instant as graphsvc stores and hashes one (`YYYY-MM-DDTHH:MM:SS.mmmZ`), of a real day in
+    the years a memory may name (an import derives the memory's times from it)."""
+    if not _STORED_INSTANT.fullmatch(value):
+        raise ValueError("an instant is written YYYY-MM-DDTHH:MM:SS.mmmZ")
+    Occurred.at(datetime.fromisoformat(value))  # ValueError: no such day, or a year out of range
+    return value
+
+
+def _occurred(value: str) -> str:
+    parse_occurred(value)  # ValueError: not a year, month, day or instant
+    return value
+
+
+StoredInstant = Annotated[
+    str,
+    Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", description="UTC, milliseconds"),
+    AfterValidator(_stored_instant),
+]
+
+
 # Stored properties outside the hashed envelope (contentKey, title, ...): what a Neo4j property holds.
 PropValue = (
     StrictStr
@@ -109,7 +132,7 @@ class Header(_Line):
     )
     chainId: Count | None
     contract: Address | None
-    exportedAt: Instant
+    exportedAt: StoredInstant
     lastSeq: Annotated[int, Field(ge=0, le=2**53, strict=True)] = Field(
         description="The graph's last position in its remember order"
     )
@@ -169,26 +192,6 @@ class Edge(_Line):
     writerToken: str | None = Field(default=None, max_length=100, exclude_if=_none)
 
 
-_STORED_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
-
-
-def _stored_instant(value: str) -> str:
-    """An instant as graphsvc stores and hashes one (`YYYY-MM-DDTHH:MM:SS.mmmZ`), of a real day in
-    the years a memory may name (an import derives the memory's times from it)."""
-    if not _STORED_INSTANT.fullmatch(value):
-        raise ValueError("an instant is written YYYY-MM-DDTHH:MM:SS.mmmZ")
-    Occurred.at(datetime.fromisoformat(value))  # ValueError: no such day, or a year out of range
-    return value
-
-
-def _occurred(value: str) -> str:
-    parse_occurred(value)  # ValueError: not a year, month, day or instant
-    return value
-
-
-StoredInstant = Annotated[str, Field(max_length=24), AfterValidator(_stored_instant)]
-
-
 class Envelope(_Line):
     """The shape of a memory's hashed envelope (domain/hashing.py), checked before an import."""
 
@@ -226,7 +229,7 @@ class TombstoneLine(_Line):
     id: MemoryId
     hash: Hex32
     seq: Position | None = Field(description="Null for a memory forgotten before tombstones kept it")
-    forgottenAt: Instant
+    forgottenAt: StoredInstant
     batch: Hex32
     proof: list[Hex32] = Field(max_length=64)
 

@@ -28,7 +28,8 @@ from graphsvc.domain.export import (
     RelationLine,
     TombstoneLine,
 )
-from graphsvc.domain.export_check import Checked, Finding, check_lines, read_lines
+from graphsvc.domain.export_check import Checked, Finding, check_lines
+from graphsvc.domain.export_lines import bounded_lines, parse
 from graphsvc.errors import Conflict, InvalidInput, Unavailable
 from graphsvc.services.import_rows import entity_row, memory_row, packed, relation_row
 from graphsvc.services.ports import Reader, Store
@@ -121,7 +122,8 @@ class ExportImporter:
     async def run(
         self, source: Iterable[bytes], graph: str | None = None, progress: Progress | None = None
     ) -> Imported:
-        """Check `source` (read once), then write what was checked. Raises:
+        """Check `source` (the file's lines, read once: export_lines.bounded_lines of a file), then
+        write what was checked. Raises:
         ExportRejected: the file breaks a rule; nothing was written.
         Conflict: the graph is not empty (and is not an import of this file cut short), or a batch
             root of the export belongs to another graph of this server.
@@ -137,8 +139,8 @@ class ExportImporter:
         assert header is not None and trailer is not None
         resumed = await self._begin(header, trailer.sha256, list(checked.batches))
         writer = _Writer(self._store, header.graph, self._page, trailer.counts.memories, progress)
-        for number, raw in read_lines(spool):
-            await writer.add(number, LINE.validate_json(raw))
+        for raw in bounded_lines(spool):
+            await writer.add(LINE.validate_python(parse(raw)))
         await writer.flush()
         top = max((s.batch.seq for s in checked.batches.values()), default=0)
         await self._store.run("import/finish", graph=header.graph, digest=trailer.sha256, batchSeq=top)
@@ -194,7 +196,7 @@ class _Writer:
         self._before: list[str] = []  # texts of the WINDOW memories before the buffered ones
         self.written = 0
 
-    async def add(self, number: int, record: Any) -> None:
+    async def add(self, record: Any) -> None:
         match record:
             case BatchLine():
                 self._rows["batches"].append(record.model_dump(exclude={"type"}))
