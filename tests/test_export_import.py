@@ -131,7 +131,9 @@ async def two_tenants(
         )
     )
     await anchoring.anchor_now(GraphInput(graph=graph))
-    await memory.remember(RememberInput(text="a pending note", occurredAt="2026-05-07", graph=graph))
+    await memory.remember(
+        RememberInput(text="a pending note", occurredAt="2026-05-07", data={"k": [1, "x"]}, graph=graph)
+    )
     other = graph + "-other"
     await _other_tenant(memory, anchoring, other)
     lines = await export(store, settings, graph, tmp_path / "a.jsonl")
@@ -151,6 +153,7 @@ async def test_every_reserved_key_in_a_file_is_refused_and_another_tenant_is_lef
     forged = [("memory", key, other if key == "graph" else "x") for key in MEMORY_RESERVED]
     forged += [("entity", key, other if key == "graph" else "x") for key in ENTITY_RESERVED]
     forged += [("relation", key, other if key == "graph" else "x") for key in RELATION_RESERVED]
+    forged += [("memory", "data", bad) for bad in ("not JSON", "[1]", '{"n": 9007199254740993}')]
     for kind, key, value in forged:
         with pytest.raises(ExportRejected) as refused:
             await importer(store, settings, memory).run(_forge(lines, kind, _prop(key, value)))
@@ -184,8 +187,9 @@ async def test_properties_the_server_derives_are_derived_again_whatever_the_file
         database_=store._database,
     )
     for row, line in zip(records, [r for r in map(json.loads, lines) if r["type"] == "memory"], strict=True):
-        props = row["props"]
-        assert {k: props[k] for k in derived(line["envelope"], graph)} == derived(line["envelope"], graph)
+        props, expected = row["props"], derived(line["envelope"], graph, line["props"].get("data"))
+        assert {k: props[k] for k in expected} == expected
+        assert props.get("data") == line["props"].get("data")
         assert "embeddingModel" not in props and "extractedWith" not in props and "embedding" not in props
     assert await _snapshot(store, other) == before
     assert await _stray(store, graph, other) == 0

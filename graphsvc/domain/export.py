@@ -20,7 +20,7 @@ import hashlib
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -34,14 +34,17 @@ from pydantic import (
     TypeAdapter,
 )
 
-from graphsvc.domain.models import PROP_KEY, Graph, Label, RelType
+from graphsvc.domain.models import PROP_KEY, Graph, Label, RelType, check_data
 from graphsvc.domain.proof import Address, Count, Hex32
 from graphsvc.domain.spans import Occurred, parse_occurred
 
 EXPORT_FORMAT = "graphsvc.export/v1"
 # A memory's stored properties outside its envelope, as an export carries them (`props`) and an import
-# writes them: who wrote it (services/provenance.py) and what store_event recorded. Each is a string.
-MEMORY_CARRIED = frozenset({"writerToken", "writerClient", "eventKind", "source", "timestamp", "payload"})
+# writes them: who wrote it (services/provenance.py), what store_event recorded, and the JSON object
+# remember keeps with it (`data`, as its JSON text). Each is a string.
+MEMORY_CARRIED = frozenset(
+    {"writerToken", "writerClient", "eventKind", "source", "timestamp", "payload", "data"}
+)
 # Properties the importing server derives itself (from the envelope, its graph name, its own worker):
 # an export made before this list existed carries them; an import reads them never (nor writes them).
 MEMORY_DERIVED = frozenset(
@@ -173,6 +176,21 @@ class RelationLine(_Line):
     props: Props = Field(default_factory=Props)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+
+def carried_data(text: str) -> dict[str, Any]:
+    """A memory's `data` property (JSON text) as remember accepts it.
+
+    Raises:
+        ValueError: not a JSON object remember would keep (models.RememberInput.data).
+    """
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("data is a JSON object")
+        return check_data(cast(dict[str, Any], data))
+    except RecursionError:
+        raise ValueError("data is nested too deep") from None
 
 
 def _none(value: object) -> bool:

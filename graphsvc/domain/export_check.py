@@ -50,6 +50,7 @@ from graphsvc.domain.export import (
     RelationLine,
     TombstoneLine,
     Trailer,
+    carried_data,
 )
 from graphsvc.domain.export_lines import Unreadable, parse
 from graphsvc.domain.export_shape import Shape, key
@@ -428,9 +429,19 @@ def _counted(counts: dict[str, int]) -> str:
 
 
 def _memory_prop(props: Mapping[str, object]) -> Callable[[str], bool]:
-    """What a memory's `props` may hold: the carried properties (strings), and the derived ones an older
-    export wrote (ignored by an import)."""
-    return lambda key: (key in MEMORY_CARRIED and isinstance(props[key], str)) or key in MEMORY_DERIVED
+    """What a memory's `props` may hold: the carried properties (strings; `data` a JSON object remember
+    would keep), and the derived ones an older export wrote (ignored by an import)."""
+
+    def allowed(name: str) -> bool:
+        value = props[name]
+        if name == "data" and isinstance(value, str):
+            try:
+                carried_data(value)
+            except ValueError:
+                return False
+        return (name in MEMORY_CARRIED and isinstance(value, str)) or name in MEMORY_DERIVED
+
+    return allowed
 
 
 def check_lines(lines: Iterable[bytes], visit: Any = None) -> Checked:

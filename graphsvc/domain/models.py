@@ -164,7 +164,7 @@ def _check_props(props: dict[str, Any]) -> dict[str, Any]:
 DATA_MAX = 65_536
 
 
-def _check_data(data: dict[str, Any]) -> dict[str, Any]:
+def check_data(data: dict[str, Any]) -> dict[str, Any]:
     if len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) > DATA_MAX:
         raise ValueError(f"data is at most {DATA_MAX:,} characters as JSON")
     try:
@@ -326,7 +326,7 @@ class RememberInput(ContractInput):
         description="When what it tells happened: 2023, 2023-05, 2023-05-07 or an ISO 8601 instant "
         "(default: when it is remembered)",
     )
-    data: Annotated[dict[str, Any], AfterValidator(_check_data)] | None = Field(
+    data: Annotated[dict[str, Any], AfterValidator(check_data)] | None = Field(
         default=None,
         description=f"A JSON object kept with the memory and listed with it (at most {DATA_MAX:,} "
         "characters as JSON); not part of its hash: the text is",

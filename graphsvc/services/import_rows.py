@@ -1,7 +1,7 @@
 """What an import writes of each record: built from an allow-list, never from the file's keys.
 
 A memory's node gets its envelope's fields, its hash and position, the properties an export carries
-(domain/export.py's MEMORY_CARRIED: who wrote it, what store_event recorded) and the properties this
+(domain/export.py's MEMORY_CARRIED: who wrote it, what store_event recorded, its `data`) and the properties this
 server derives itself, as remember would: its title, content key, graph key and times. Nothing else of
 the file reaches a node: not a `graph` (the statement sets it last, from the header), not an embedding
 or its model, not what the extractor did. An entity gets its id, label and name; a relation its
@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from graphsvc.domain.export import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine
+from graphsvc.domain.export import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
 from graphsvc.domain.hashing import content_key
 from graphsvc.domain.merkle import pack_proof
 from graphsvc.domain.render import clip
@@ -31,10 +31,11 @@ def packed(hexes: list[str]) -> bytes:
     return pack_proof([bytes.fromhex(p[2:]) for p in hexes])
 
 
-def derived(envelope: dict[str, Any], graph: str) -> dict[str, Any]:
-    """The properties remember derives from what it hashes (services/drafts.py), derived again here.
-    The content key is made without the relations the memory was remembered with (the file does not
-    say which they were): a bulk remember that repeats a moved memory with relations stores it again."""
+def derived(envelope: dict[str, Any], graph: str, data: str | None = None) -> dict[str, Any]:
+    """The properties remember derives from what it hashes and its `data` (services/drafts.py), derived
+    again here. The content key is made without the relations the memory was remembered with (the file
+    does not say which they were): a bulk remember that repeats a moved memory with relations stores it
+    again."""
     text, occurred = envelope["text"], envelope.get("occurredAt")
     temporal = {k: envelope[k] for k in TEMPORAL if envelope.get(k)}
     return {
@@ -46,6 +47,7 @@ def derived(envelope: dict[str, Any], graph: str) -> dict[str, Any]:
             entities=envelope["entities"],
             relations=[],
             temporal=temporal or None,
+            data=None if data is None else carried_data(data),
         ),
         "graphKey": graph_key(graph),
         **timing.stamp(
@@ -66,7 +68,7 @@ def memory_row(memory: MemoryLine, window: str, graph: str) -> dict[str, Any]:
         "id": memory.id,
         "memory": {
             **carried,
-            **derived(envelope, graph),
+            **derived(envelope, graph, carried.get("data")),
             **given,
             "hash": memory.hash,
             "seq": memory.seq,
