@@ -260,7 +260,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if services.embeddings.on:
         metrics.backlogs["embeddings"] = services.embeddings.backlog
     backends = Backends(services.memory, services.anchoring, services.locus)
-    mcp = create_mcp_server(backends, services.access, metrics=metrics, version=VERSION)
+    mcp = create_mcp_server(
+        backends, services.access, metrics=metrics, version=VERSION, deadline_s=settings.deadline_s
+    )
     security = transport_security(settings.http.allowed_hosts)
     # Stateless: no Mcp-Session-Id kept in this process's memory, so behind a load balancer any replica
     # serves any request of a client (the tools never call back into the client, which is all that
@@ -283,7 +285,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=VERSION,
         lifespan=lifespan,
     )
-    routes.install(app, backends, services.access)
+    routes.install(app, backends, services.access, settings.deadline_s)
     chain = settings.chain
     exporters = partial(
         Exporter,

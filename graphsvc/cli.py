@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import signal
@@ -64,20 +65,42 @@ def _urls(settings: Settings, browser: str | None, token: str | None) -> str:
     return "\n".join(lines)
 
 
-def _serving(main: Coroutine[Any, Any, None]) -> None:
+def _serving(main: Coroutine[Any, Any, bool]) -> bool:
     """Run the server on uvloop's event loop (its sockets and scheduling in C; uvicorn parses HTTP with
     httptools, also a dependency): under remember load, the pure-Python loop's socket writes alone took
     a tenth of the server's time in the profile."""
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(main)
+        return runner.run(main)
+
+
+# The last line of a start-up traceback whose error is graphsvc's own: the reason, said in one line.
+_REFUSED = re.compile(r"^graphsvc\.errors\.\w+: (.+)\Z", re.S)
+
+
+def _one_line_refusals(app: Any) -> Any:
+    """`app`, whose start-up refusals (a GraphsvcError: no auth on a public address, a newer schema)
+    uvicorn logs as their reason in one line rather than as Starlette's traceback."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        async def sent(message: Any) -> None:
+            if message["type"] == "lifespan.startup.failed":
+                last = message.get("message", "").rstrip().rpartition("\n")[2]
+                if refused := _REFUSED.match(last):
+                    message = {**message, "message": f"graphsvc cannot start: {refused.group(1)}"}
+            await send(message)
+
+        await app(scope, receive, sent if scope["type"] == "lifespan" else send)
+
+    return wrapped
 
 
 async def _serve(
     settings: Settings, log_format: logs.Format, browser: str | None = None, token: str | None = None
-) -> None:
+) -> bool:
+    """Serve until stopped; False when it could not start (the reason logged)."""
     logs.configure(settings, log_format)
     config = uvicorn.Config(  # uvicorn's lines go through graphsvc's handler; its access log is ours
-        create_app(settings),
+        _one_line_refusals(create_app(settings)),
         host=settings.http.host,
         port=settings.http.port,
         log_level="warning",
@@ -85,17 +108,22 @@ async def _serve(
         access_log=False,
     )
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
+
+    async def serving() -> None:
+        with contextlib.suppress(SystemExit):  # uvicorn's exit on a failed start-up, logged already
+            await server.serve()
+
+    task = asyncio.create_task(serving())
     while not server.started and not task.done():
         await asyncio.sleep(0.1)
     if server.started:
         print(_urls(settings, browser, token), flush=True)
     await task
+    return server.started
 
 
 def cmd_serve(_: argparse.Namespace) -> int:
-    _serving(_serve(Settings(), "json"))
-    return 0
+    return 0 if _serving(_serve(Settings(), "json")) else 1
 
 
 def _local_chain(home: Path, port: int) -> ChainSettings:
@@ -177,7 +205,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                 mode="json", include={"network", "rpc_url", "contract", "receipt_timeout_s"}
             ) | {"private_key": local_chain.DEV_PRIVATE_KEY}  # anvil's public development key only
         (args.home / STACK_FILE).write_text(json.dumps(stack, indent=2) + "\n")
-        _serving(_serve(settings, "plain", browser, dev_token(args.home, settings)))
+        if not _serving(_serve(settings, "plain", browser, dev_token(args.home, settings))):
+            return 1
     except KeyboardInterrupt:
         pass
     finally:

@@ -243,9 +243,12 @@ async def test_without_a_token_the_caller_is_refused_before_the_body_is_read(sec
             assert response.status_code == 401, body[:20]
             assert response.headers["www-authenticate"].startswith("Bearer")
             assert response.json()["error"]["code"] == "unauthorized"
-    for transport in ("mcp-streamable-http", "mcp-sse"):
-        refused = await _failure(transport, secured_url, "recall", {"query": "swap", "hops": 99}, {})
-        assert refused.code == "unauthorized"
+        for response in (
+            await http.post("/mcp", content=b'{"query": "swap", "hops": 99}', headers=JSON),
+            await http.get("/sse"),
+        ):
+            assert response.status_code == 401, response.request.url
+            assert response.headers["www-authenticate"] == "Bearer"
 
 
 async def test_mcp_and_openapi_state_the_package_version(server_url: str) -> None:

@@ -68,10 +68,11 @@ def error_response(e: GraphsvcError, challenge: str = "Bearer") -> JSONResponse:
 class Authenticate:
     """Checks the bearer token of every guarded request before the app reads its body.
 
-    REST answers 401 without a valid token where auth is required. On the MCP transports a presented
-    token that is not valid answers 401 with `WWW-Authenticate: Bearer` (so clients' authorization
-    flows start); a request without one goes on (tools/list is open; a tool call checks for itself that none is
-    needed). The caller found is kept in the scope (`graphsvc.http.scope`) for REST and MCP to read.
+    Where auth is required, a request without a valid token (none, malformed, unknown, expired,
+    revoked) is answered 401 with `WWW-Authenticate: Bearer`, on REST and on the MCP transports alike,
+    so that clients' sign-in or header prompts start; `tools/list` is open only while auth is off. The
+    caller found is kept in the scope (`graphsvc.http.scope`) for REST and MCP to read, with the
+    request's arrival, from which its one deadline counts.
     """
 
     def __init__(self, app: ASGIApp, access: AccessService) -> None:
@@ -81,13 +82,13 @@ class Authenticate:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(GUARDED):
             return await self.app(scope, receive, send)
+        caller.arrive(scope)  # before the look-up: the request's one deadline counts from here
         authorization = Headers(scope=scope).get("authorization")
-        if authorization or scope["path"].startswith(REST):
-            try:
-                caller.keep(scope, await self.access.authenticate(authorization))
-            except GraphsvcError as e:
-                challenge = 'Bearer error="invalid_token"' if authorization else "Bearer"
-                return await error_response(e, challenge)(scope, receive, send)
+        try:
+            caller.keep(scope, await self.access.authenticate(authorization))
+        except GraphsvcError as e:
+            challenge = 'Bearer error="invalid_token"' if authorization else "Bearer"
+            return await error_response(e, challenge)(scope, receive, send)
         found = caller.principal(scope)
         # REST records the token only: a User-Agent names an HTTP library more often than the agent.
         # MCP binds its own writer (with the client) where it runs the tool.

@@ -6,9 +6,21 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from graphsvc.services import deadline
 from graphsvc.services.access import Principal
 
 PRINCIPAL = "principal"
+ARRIVED = "arrived"
+
+
+def arrive(scope: MutableMapping[str, Any]) -> None:
+    """Note the request's arrival, from which its one deadline counts (`services.deadline`)."""
+    scope.setdefault("state", {})[ARRIVED] = deadline.now()
+
+
+def arrived(scope: Mapping[str, Any]) -> float | None:
+    """When the edge saw the request arrive (None: it did not see it)."""
+    return scope.get("state", {}).get(ARRIVED)
 
 
 def keep(scope: MutableMapping[str, Any], principal: Principal | None) -> None:

@@ -43,7 +43,7 @@ from graphsvc.domain.models import Graph
 from graphsvc.errors import GraphsvcError, invalid_input
 from graphsvc.http import scope as caller
 from graphsvc.metrics import Metrics
-from graphsvc.services import provenance
+from graphsvc.services import deadline, provenance
 from graphsvc.services.access import AccessService, Principal
 from graphsvc.services.operations import TOOLS, Backends, Hints, Operation
 
@@ -199,12 +199,18 @@ class _Tools:
     """The `tools/list` and `tools/call` handlers over the table's tools."""
 
     def __init__(
-        self, backends: Backends, access: AccessService, metrics: Metrics, off_http: OffHttp
+        self,
+        backends: Backends,
+        access: AccessService,
+        metrics: Metrics,
+        off_http: OffHttp,
+        deadline_s: float,
     ) -> None:
         self.backends = backends
         self.access = access
         self.metrics = metrics
         self.off_http = off_http
+        self.deadline_s = deadline_s
         self.published = {op.name: _Published.of(op) for op in TOOLS}
         self.listed = ListToolsResult(tools=[p.tool for p in self.published.values()])
 
@@ -248,14 +254,16 @@ class _Tools:
         arguments: dict[str, Any],
         client: str | None,
     ) -> CallToolResult:
-        """Who calls first, then the arguments, then the graph: the order REST checks them in."""
+        """Who calls first, then the arguments, then the graph: the order REST checks them in; all of it
+        within one deadline, counted from the request's arrival at the edge (off HTTP: from now)."""
         operation = published.operation
+        arrived = caller.arrived(scope) or deadline.now()
         principal = await self._principal(scope, headers)
         header_graph = _validated(_HEADER_GRAPH, headers.get("x-graph-id"), "x-graph-id")
         request = self.access.scoped(principal, header_graph, published.arguments(arguments), operation.need)
         writer = provenance.Writer(principal.token_id if principal else None, client)
         with provenance.writing_as(writer):
-            result = await operation.call(self.backends, request)
+            result = await operation.run(self.backends, request, self.deadline_s, arrived)
         assert operation.tool is not None
         return CallToolResult(
             content=[TextContent(type="text", text=operation.tool.text(result, request))],
@@ -296,10 +304,12 @@ def create_mcp_server(
     metrics: Metrics | None = None,
     version: str = "",
     off_http: OffHttp | None = None,
+    deadline_s: float = 10,
 ) -> Server[Any]:
     """The tools of the operations table on the SDK's low-level Server, for any transport: over HTTP a
-    call's caller is the one the edge authenticated; off HTTP (stdio), `off_http` says who calls."""
-    tools = _Tools(backends, access, metrics or Metrics(), off_http or OffHttp())
+    call's caller is the one the edge authenticated; off HTTP (stdio), `off_http` says who calls. A
+    call answers within `deadline_s` of its request's arrival (anchor_now: its own bounds)."""
+    tools = _Tools(backends, access, metrics or Metrics(), off_http or OffHttp(), deadline_s)
     return Server(
         "graphsvc",
         version=version,

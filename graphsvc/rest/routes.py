@@ -39,6 +39,7 @@ class Caller:
     access: AccessService
     principal: Principal | None
     header_graph: str | None
+    arrived: float | None = None  # when the edge saw the request arrive, for its one deadline
 
     def graph(self, need: Need, named: str | None) -> str:
         return self.access.permit(self.principal, self.header_graph, named, need)
@@ -81,7 +82,7 @@ def _who(access: AccessService) -> Any:
     request (the remember profile under load: 7% of the event loop's time)."""
 
     async def caller(request: Request, _: Bearer, x_graph_id: GraphHeader = None) -> Caller:
-        return Caller(access, scope.principal(request.scope), x_graph_id)
+        return Caller(access, scope.principal(request.scope), x_graph_id, scope.arrived(request.scope))
 
     return Annotated[Caller, Depends(caller)]
 
@@ -93,18 +94,23 @@ def _parameter(name: str, annotation: Any, default: Any = inspect.Parameter.empt
 Endpoint = Callable[..., Awaitable[Any]]
 
 
-def _endpoint(operation: Operation, route: Route, backends: Backends, who: Any) -> Endpoint:
+def _endpoint(
+    operation: Operation, route: Route, backends: Backends, who: Any, deadline_s: float
+) -> Endpoint:
     """An endpoint taking the operation's input where its route says, and FastAPI's signature for it."""
-    call, need, model = operation.call, operation.need, operation.input
+    need, model = operation.need, operation.input
+
+    async def call(request: Any, who: Caller) -> Any:
+        return await operation.run(backends, request, deadline_s, who.arrived)
 
     async def body(*, body: Any, who: Caller) -> Any:
-        return await call(backends, who.scoped(body, need))
+        return await call(who.scoped(body, need), who)
 
     async def optional_body(*, who: Caller, body: Any = None) -> Any:
-        return await call(backends, who.scoped(body or model(), need))
+        return await call(who.scoped(body or model(), need), who)
 
     async def memory_path(*, memory_id: str, who: Caller, graph: str | None = None) -> Any:
-        return await call(backends, IdInput.model_construct(id=memory_id, graph=who.graph(need, graph)))
+        return await call(IdInput.model_construct(id=memory_id, graph=who.graph(need, graph)), who)
 
     shapes: dict[str, tuple[Endpoint, list[inspect.Parameter]]] = {
         "body": (body, [_parameter("body", model), _parameter("who", who)]),
@@ -123,7 +129,7 @@ def _endpoint(operation: Operation, route: Route, backends: Backends, who: Any) 
     return endpoint
 
 
-def router(backends: Backends, access: AccessService) -> APIRouter:
+def router(backends: Backends, access: AccessService, deadline_s: float) -> APIRouter:
     """Every routed operation, grouped by tag (memories, graph, locusgraph) in the table's order."""
     v1, who = APIRouter(prefix="/v1"), _who(access)
     tags = ("memories", "graph", "locusgraph")
@@ -132,7 +138,7 @@ def router(backends: Backends, access: AccessService) -> APIRouter:
         assert route is not None
         v1.add_api_route(
             route.path,
-            _endpoint(operation, route, backends, who),
+            _endpoint(operation, route, backends, who, deadline_s),
             methods=[route.method],
             response_model=operation.output,
             status_code=route.status,
@@ -145,6 +151,6 @@ def router(backends: Backends, access: AccessService) -> APIRouter:
     return v1
 
 
-def install(app: FastAPI, backends: Backends, access: AccessService) -> None:
-    """Mount the operations under /v1."""
-    app.include_router(router(backends, access))
+def install(app: FastAPI, backends: Backends, access: AccessService, deadline_s: float) -> None:
+    """Mount the operations under /v1, each answering within `deadline_s` of a request's arrival."""
+    app.include_router(router(backends, access, deadline_s))

@@ -44,6 +44,7 @@ from graphsvc.domain.models import (
     VerifyResult,
 )
 from graphsvc.domain.proof import ProofBundle
+from graphsvc.services import deadline
 from graphsvc.services.access import Need
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.bulk import remember_items
@@ -108,6 +109,16 @@ class Operation:
     call: Callable[[Backends, Any], Awaitable[Any]]  # (services, input scoped to its graph) -> output
     tool: Tool | None = None
     route: Route | None = None
+    # Answers within GRAPHSVC_DEADLINE_S of the request's arrival (services/deadline.py); anchor_now
+    # waits for finality instead, within its own documented bounds.
+    deadline: bool = True
+
+    async def run(self, backends: Backends, request: Any, deadline_s: float, arrived: float | None) -> Any:
+        """`call`, within what is left of the deadline counted from `arrived` (None: from now)."""
+        work = self.call(backends, request)
+        if not self.deadline:
+            return await work
+        return await deadline.within(work, deadline_s, deadline.now() if arrived is None else arrived)
 
 
 def _writes(*, destructive: bool, idempotent: bool, chain: bool = False) -> Hints:
@@ -296,6 +307,7 @@ OPERATIONS: tuple[Operation, ...] = (
             takes="optional_body",
             errors=(WRITE,),
         ),
+        deadline=False,
     ),
     Operation(
         "verify_memory",
