@@ -493,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     bulk.add_argument("--batch", type=int, default=IMPORT_BATCH, help="lines per transaction")
     bulk.set_defaults(run=cmd_import)
     cli_export.register(commands, stack, _settings, _address)
-    cli_mcp.register(commands, stack, _settings)
+    cli_mcp.register(commands, stack, cli_mcp.Helpers(_settings, _base_url, _expiry))
     deploy = commands.add_parser(
         "deploy-contract", help="deploy the anchor contract with the configured signer"
     )

@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import uvloop
 
-from graphsvc import logs
+from graphsvc import cli_export, connect, logs
 from graphsvc.app import VERSION, Services
-from graphsvc.config import Settings
+from graphsvc.config import ChainSettings, Settings
 from graphsvc.errors import Unavailable
 from graphsvc.mcpserver import bridge, stdio
 from graphsvc.mcpserver.server import OffHttp, create_mcp_server
@@ -48,7 +52,9 @@ async def _in_process(settings: Settings) -> None:
         services.start_workers()
         backends = Backends(services.memory, services.anchoring, services.locus)
         off_http = OffHttp("mcp-stdio", authorization)
-        server = create_mcp_server(backends, services.access, version=VERSION, off_http=off_http)
+        server = create_mcp_server(
+            backends, services.access, version=VERSION, off_http=off_http, deadline_s=settings.deadline_s
+        )
         await _serve(server)
     finally:
         await services.close()
@@ -74,10 +80,45 @@ def cmd_mcp(args: argparse.Namespace, settings_of: Callable[[argparse.Namespace]
     return 0
 
 
-def register(
-    commands: Any, stack: argparse.ArgumentParser, settings: Callable[[argparse.Namespace], Settings]
-) -> None:
-    """Add `mcp` to `graphsvc`'s subcommands."""
+@dataclass(frozen=True)
+class Helpers:
+    """What the commands take from cli.py (which imports this module)."""
+
+    settings: Callable[[argparse.Namespace], Settings]  # the environment's, completed by the local stack's
+    base_url: Callable[[Settings], str]  # where a client on this machine reaches graphsvc
+    expiry: Callable[[str | None], datetime | None]  # `30d`, `12h`, `90m` or an ISO 8601 time
+
+
+def cmd_connect(args: argparse.Namespace, helpers: Helpers) -> int:
+    """A fresh token bound to one graph, and `args.client`'s config or command with it (stdout); where
+    it goes, and the token alone, on stderr."""
+    settings = helpers.settings(args)
+    url = args.url or f"{helpers.base_url(settings)}/mcp"
+    scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
+    expires = helpers.expiry(args.expires)
+
+    async def mint(services: Services) -> str:
+        token, _ = await services.access.create(args.graph, scopes, expires)
+        return token
+
+    token = cli_export.with_services(mint, settings.model_copy(update={"chain": ChainSettings()}))
+    bridged = ("mcp", "--url", url)
+    in_process = ("mcp", "--home", str(args.home.resolve()))
+    args_of = bridged if args.transport == "http" else in_process
+    target = connect.Target(args.name, token, url, _installed(), args_of, args.transport)
+    print(connect.render(args.client, target))
+    print(f"# {connect.WHERE[args.client]}", file=sys.stderr)
+    print(f"# token for graph {args.graph!r} ({','.join(scopes)}): {token}", file=sys.stderr)
+    return 0
+
+
+def _installed() -> str:
+    """The absolute path of this `graphsvc` command (the one beside this Python, in a venv's bin/)."""
+    return str(Path(sys.executable).parent.resolve() / "graphsvc")
+
+
+def register(commands: Any, stack: argparse.ArgumentParser, helpers: Helpers) -> None:
+    """Add `mcp` and `connect` to `graphsvc`'s subcommands."""
     mcp = commands.add_parser(
         "mcp",
         parents=[stack],
@@ -86,4 +127,25 @@ def register(
         "Exit: 0 when stdin closes, 1 when it cannot start.",
     )
     mcp.add_argument("--url", help="a running graphsvc's streamable HTTP endpoint (http://host:8080/mcp)")
-    mcp.set_defaults(run=partial(cmd_mcp, settings_of=settings))
+    mcp.set_defaults(run=partial(cmd_mcp, settings_of=helpers.settings))
+    link = commands.add_parser(
+        "connect",
+        parents=[stack],
+        help="print a client's config (or command) for graphsvc, with a fresh token bound to one graph",
+    )
+    link.add_argument("client", choices=connect.CLIENTS)
+    link.add_argument(
+        "--transport",
+        choices=("http", "stdio"),
+        default="http",
+        help="http: the client calls graphsvc's URL (Claude Desktop through `graphsvc mcp --url`); "
+        "stdio: the client starts `graphsvc mcp` in process (default: http)",
+    )
+    link.add_argument("--url", help="graphsvc's streamable HTTP endpoint (default: this machine's, /mcp)")
+    link.add_argument("--graph", default="default", help="the graph the token is bound to (default: default)")
+    link.add_argument("--scopes", default="memory.read,memory.write")
+    link.add_argument("--expires", help="30d, 12h, 90m, or an ISO 8601 time (default: never)")
+    link.add_argument(
+        "--name", default="graphsvc", help="the server's name in the client (default: graphsvc)"
+    )
+    link.set_defaults(run=partial(cmd_connect, helpers=helpers))
