@@ -3,6 +3,7 @@ environment, talked to over its stdin and stdout."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -16,9 +17,11 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from graphsvc.config import Settings
+from tests.transports import Caller, Reply, tool_failure
 
 GRAPHSVC = str(Path(sys.executable).parent / "graphsvc")
 REPO = Path(__file__).resolve().parents[1]
+WAIT_S = 120  # a cold process on a loaded machine: imports, schema check, chain check
 
 
 def environment(settings: Settings, **extra: str) -> dict[str, str]:
@@ -77,3 +80,35 @@ INITIALIZE = request(
     1,
 )
 INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+
+
+@asynccontextmanager
+async def driven(argv: list[str], env: dict[str, str]) -> AsyncIterator[tuple[list[str], Caller]]:
+    """A client program of another SDK driven over its stdin and stdout, one JSON object a line (see
+    tests/clients/ts_stdio.mjs): the tools it listed, and a Caller through it. It must exit 0 once
+    its stdin closes."""
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=REPO, limit=2**24
+    )
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+
+    async def line() -> Any:
+        return json.loads(await asyncio.wait_for(stdout.readline(), WAIT_S))
+
+    async def call(tool: str, args: dict[str, Any]) -> Reply:
+        stdin.write(json.dumps({"tool": tool, "args": args}).encode() + b"\n")
+        await stdin.drain()
+        answer = await line()
+        if answer["isError"]:
+            raise tool_failure(answer["text"])
+        return Reply(answer["structuredContent"], answer["text"])
+
+    try:
+        listed = (await line())["tools"]
+        yield [t if isinstance(t, str) else t["name"] for t in listed], call
+        stdin.close()
+        assert await asyncio.wait_for(process.wait(), WAIT_S) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()

@@ -3,10 +3,8 @@ in tests/clients/, installed by scripts/bootstrap): every tool, a bad input, por
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
-from typing import Any
 
 import pytest
 
@@ -14,7 +12,7 @@ from graphsvc.config import Settings
 from graphsvc.services.operations import TOOLS
 from tests import stdio
 from tests.every_tool import check_every_tool, every_tool
-from tests.transports import Reply, ToolFailure, tool_failure
+from tests.transports import ToolFailure, tool_failure
 
 pytestmark = pytest.mark.neo4j
 CLIENTS = stdio.REPO / "tests" / "clients"
@@ -25,35 +23,13 @@ WAIT_S = 120
 async def test_the_typescript_sdk_lists_and_calls_every_tool_over_stdio(
     settings: Settings, graph: str
 ) -> None:
-    process = await asyncio.create_subprocess_exec(
-        "node", str(CLIENTS / "ts_stdio.mjs"), stdio.GRAPHSVC, "mcp",
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=stdio.environment(settings), cwd=stdio.REPO,
-    )  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-
-    async def line() -> Any:
-        return json.loads(await asyncio.wait_for(stdout.readline(), WAIT_S))
-
-    async def call(tool: str, args: dict[str, Any]) -> Reply:
-        stdin.write(json.dumps({"tool": tool, "args": args}).encode() + b"\n")
-        await stdin.drain()
-        answer = await line()
-        if answer["isError"]:
-            raise tool_failure(answer["text"])
-        return Reply(answer["structuredContent"], answer["text"])
-
-    try:
-        assert [t["name"] for t in (await line())["tools"]] == [op.name for op in TOOLS]
+    argv = ["node", str(CLIENTS / "ts_stdio.mjs"), stdio.GRAPHSVC, "mcp"]
+    async with stdio.driven(argv, stdio.environment(settings)) as (tools, call):
+        assert tools == [op.name for op in TOOLS]
         check_every_tool(await every_tool(call, graph))
         with pytest.raises(ToolFailure) as refused:
             await call("remember", {"text": "", "graph": graph})
         assert refused.value.code == "invalid_input"
-        stdin.close()
-        assert await asyncio.wait_for(process.wait(), WAIT_S) == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
 
 
 def inspector(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
