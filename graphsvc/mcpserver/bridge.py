@@ -24,10 +24,10 @@ from mcp_types import (
     Implementation,
     ListToolsResult,
     PaginatedRequestParams,
-    TextContent,
 )
 
 from graphsvc.errors import Unavailable
+from graphsvc.mcpserver.server import failed
 
 log = logging.getLogger("graphsvc")
 TIMEOUT_S = 120.0  # a call's longest wait: anchor_now waits for finality (30 s by default) and more
@@ -81,8 +81,9 @@ class _Bridge:
             return await self.client.call_tool(params.name, params.arguments or {})
         except Exception as e:
             log.warning("tool %s: the server did not answer: %s", params.name, _reason(e))
-            text = f"Error executing tool {params.name}: unavailable: graphsvc did not answer ({_reason(e)})"
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+            return failed(
+                f"Error executing tool {params.name}: unavailable: graphsvc did not answer ({_reason(e)})"
+            )
 
 
 async def create_bridge(client: Client, version: str) -> Server[Any]:

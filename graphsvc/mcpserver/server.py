@@ -179,7 +179,8 @@ def _observed(metrics: Metrics, tool: str, request: logs.RequestInfo, code: str,
     )
 
 
-def _failed(text: str) -> CallToolResult:
+def failed(text: str) -> CallToolResult:
+    """A tool error the model can read."""
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
@@ -228,7 +229,7 @@ class _Tools:
     ) -> CallToolResult:
         published = self.published.get(params.name)
         if published is None:
-            return _failed(f"Unknown tool: {params.name}")
+            return failed(f"Unknown tool: {params.name}")
         scope = _scope(ctx)
         http, started, code = _request(scope, self.off_http.transport), time.perf_counter(), "internal"
         headers = _headers(ctx) if scope else self.off_http.headers()
@@ -239,10 +240,10 @@ class _Tools:
                 return result
             except GraphsvcError as e:
                 code = e.code
-                return _failed(f"Error executing tool {params.name}: {e.code}: {e.message}")
+                return failed(f"Error executing tool {params.name}: {e.code}: {e.message}")
             except Exception:
                 log.exception("tool %r raised an unexpected exception", params.name)
-                return _failed(f"Error executing tool {params.name}")
+                return failed(f"Error executing tool {params.name}")
             finally:
                 _observed(self.metrics, params.name, http, code, started)
 

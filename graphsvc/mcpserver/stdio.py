@@ -38,6 +38,7 @@ from mcp_types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResponse,
     jsonrpc_message_adapter,
@@ -47,6 +48,7 @@ from pydantic import ValidationError
 log = logging.getLogger("graphsvc")
 MAX_LINE = 4 * 1024 * 1024  # the MCP SDK's limit on an HTTP request body, for one line here
 _QUEUED = 16  # lines read ahead of the server
+IN_FLIGHT_WAIT_S = 120  # the longest stdin closing waits for answers (anchor_now waits for finality)
 # An id among the members that lead a message (`{"jsonrpc": "2.0", "id": 7, "method": ...}`), found
 # without parsing a line too long to parse.
 _LEADING_ID = re.compile(
@@ -113,14 +115,21 @@ class _InFlight:
         self.idle.set()
 
     def sent(self, message: SessionMessage) -> None:
-        if isinstance(message.message, JSONRPCRequest):
+        sent = message.message
+        if isinstance(sent, JSONRPCRequest):
             if not self.ids:
                 self.idle = anyio.Event()
-            self.ids.add(message.message.id)
+            self.ids.add(sent.id)
+        elif isinstance(sent, JSONRPCNotification) and sent.method == "notifications/cancelled":
+            self._done((sent.params or {}).get("requestId"))  # a cancelled request gets no answer
 
     def answered(self, message: SessionMessage) -> None:
-        if isinstance(message.message, JSONRPCResponse | JSONRPCError) and self.ids:
-            self.ids.discard(message.message.id)
+        if isinstance(message.message, JSONRPCResponse | JSONRPCError):
+            self._done(message.message.id)
+
+    def _done(self, request_id: Any) -> None:
+        if self.ids:
+            self.ids.discard(request_id)
             if not self.ids:
                 self.idle.set()
 
@@ -169,7 +178,8 @@ async def _pump_in(
             else:
                 log.warning("stdio: %s; answered with a JSON-RPC error", read[1])
                 await answers.send(read[0])
-        await in_flight.idle.wait()  # stdin closed: the calls in flight are answered first
+        with anyio.move_on_after(IN_FLIGHT_WAIT_S):  # stdin closed: the calls in flight are answered first
+            await in_flight.idle.wait()
 
 
 async def _pump_out(
