@@ -25,9 +25,11 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 
 from graphsvc.browser import PREFIX, browser_app
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.config import ChainSettings, EmbeddingsSettings, Settings
+from graphsvc.config import ChainSettings, EmbeddingsSettings, ExtractionSettings, Settings
 from graphsvc.encoder.onnx import DEFAULT_MODEL, PACKAGED_MODEL, OnnxEncoder
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
+from graphsvc.extractor.rules import RulesExtractor
+from graphsvc.extractor.spacy_ner import MODEL_SHA256, ExtractorUnavailable, SpacyExtractor
 from graphsvc.http import edge, observe
 from graphsvc.mcpserver.server import create_mcp_server, sse_routes, transport_security
 from graphsvc.metrics import CONTENT_TYPE, Metrics
@@ -38,6 +40,7 @@ from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.export import Exporter
+from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.operations import Backends
@@ -85,6 +88,22 @@ def build_embeddings(settings: EmbeddingsSettings, store: GraphStore, cache: Pat
     return EmbeddingService(store, None, "unavailable")
 
 
+def build_extraction(settings: ExtractionSettings, store: GraphStore) -> ExtractionService:
+    """Off unless enabled; "unavailable" with the reason (logged; memories are stored and recalled as
+    without extraction) when the chosen extractor cannot load."""
+    if not settings.enabled:
+        return ExtractionService(store, None, "off")
+    if settings.extractor == "rules":
+        return ExtractionService(store, RulesExtractor(), "ok")
+    try:
+        folder = settings.model_path
+        extractor = SpacyExtractor.load(folder, sha256=None if folder else MODEL_SHA256)
+    except ExtractorUnavailable as e:
+        log.warning("extraction is unavailable, memories are stored without it: %s", e)
+        return ExtractionService(store, None, "unavailable", str(e))
+    return ExtractionService(store, extractor, "ok")
+
+
 @dataclass
 class Services:
     store: GraphStore
@@ -95,6 +114,7 @@ class Services:
     locus: LocusService
     settings: Settings
     embeddings: EmbeddingService
+    extraction: ExtractionService
     workers: dict[str, Worker] = field(default_factory=dict[str, Worker])
 
     @classmethod
@@ -120,9 +140,12 @@ class Services:
         )
         access = AccessService(store, required=bool(settings.auth.required))
         embeddings = build_embeddings(settings.embeddings, store, settings.cache_dir)
-        memory = MemoryService(store, embeddings=embeddings, deadline_s=deadline, recall=settings.recall)
+        extraction = build_extraction(settings.extraction, store)
+        memory = MemoryService(
+            store, embeddings=embeddings, deadline_s=deadline, recall=settings.recall, extraction=extraction
+        )
         locus = LocusService(memory, store)
-        services = cls(store, memory, anchoring, chain, access, locus, settings, embeddings)
+        services = cls(store, memory, anchoring, chain, access, locus, settings, embeddings, extraction)
         services.workers = services._background()
         return services
 
@@ -139,6 +162,9 @@ class Services:
         if self.embeddings.on:
             interval = self.settings.embeddings.interval_s
             workers["embeddings"] = Worker("embeddings", self.embeddings.embed_pending, interval_s=interval)
+        if self.extraction.on:
+            interval = self.settings.extraction.interval_s
+            workers["extraction"] = Worker("extraction", self.extraction.extract_pending, interval_s=interval)
         return workers
 
     async def start(self, *, wait_s: float = STARTUP_WAIT_S, listening: bool = True) -> None:
@@ -168,6 +194,7 @@ class Services:
         embeddings = self.embeddings.status
         down = [name for name, ok in (("neo4j", neo4j), ("chain", chain)) if ok is False]
         down += ["embeddings"] if embeddings == "unavailable" else []
+        down += ["extraction"] if self.extraction.status == "unavailable" else []
         workers = {name: worker.state() for name, worker in self.workers.items()}
         states = {n: {"ok": w.ok, "lastSuccessAgeS": w.last_success_age_s} for n, w in workers.items()}
         return {
@@ -176,6 +203,9 @@ class Services:
             "chain": chain,
             "embeddings": embeddings,
             "embeddingsModel": self.embeddings.model_name,
+            "extraction": self.extraction.status,
+            "extractor": self.extraction.extractor,
+            "extractionProblem": self.extraction.reason,
             "down": down,
             "workers": states,
         }
@@ -234,9 +264,18 @@ class Health(BaseModel):
     embeddingsModel: str | None = Field(
         description="The sentence model recall's meaning uses (docs/recall.md); null when off or unavailable"
     )
+    extraction: Literal["off", "ok", "unavailable"] = Field(
+        description="off; ok; unavailable: enabled but the extractor could not load (memories are stored "
+        "and recalled as without extraction; extractionProblem says why)"
+    )
+    extractor: str | None = Field(
+        description="The extractor's name/version that reads entities from memories' texts; null when off "
+        "or unavailable"
+    )
+    extractionProblem: str | None = Field(description="Why extraction is unavailable; null otherwise")
     down: list[str] = Field(description="The dependencies that do not answer")
     workers: dict[str, WorkerHealth] = Field(
-        description="Each background worker (anchoring, reconcile, term_stats, embeddings; those "
+        description="Each background worker (anchoring, reconcile, term_stats, embeddings, extraction; those "
         "running in this process): whether its last step succeeded, and when one last did"
     )
 
@@ -259,6 +298,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         metrics.backlogs["reconcile"] = services.anchoring.unfinished
     if services.embeddings.on:
         metrics.backlogs["embeddings"] = services.embeddings.backlog
+    if services.extraction.on:
+        metrics.backlogs["extraction"] = services.extraction.backlog
     backends = Backends(services.memory, services.anchoring, services.locus)
     mcp = create_mcp_server(
         backends, services.access, metrics=metrics, version=VERSION, deadline_s=settings.deadline_s

@@ -104,6 +104,25 @@ class EmbeddingsSettings(BaseModel):
     )
 
 
+class ExtractionSettings(BaseModel):
+    enabled: bool = Field(
+        default=True,
+        description="Entities and key phrases read from each memory's text in the background, joining "
+        "memories through what they name (README: The graph that builds itself); false turns it off",
+    )
+    extractor: Literal["rules", "spacy"] = Field(
+        default="rules",
+        description="rules (no model, the default: bench/README.md, Extraction) or spacy (spaCy's "
+        "en_core_web_sm, typed names; pip install 'graphsvc[spacy]')",
+    )
+    model_path: Path | None = Field(
+        default=None, description="spacy: a model folder of your own instead of the pinned one"
+    )
+    interval_s: float = Field(
+        default=1.0, gt=0, description="How often an idle extraction worker looks for new memories"
+    )
+
+
 class AuthSettings(BaseModel):
     required: bool | None = Field(
         default=None,
@@ -136,6 +155,7 @@ class Settings(BaseSettings):
     log: LogSettings = LogSettings()
     embeddings: EmbeddingsSettings = EmbeddingsSettings()
     recall: RecallConfig = RecallConfig()
+    extraction: ExtractionSettings = ExtractionSettings()
     cache_dir: Path = Field(default=CACHE_DIR, description="Where `graphsvc up` keeps the Neo4j it downloads")
     token: SecretStr | None = Field(
         default=None,

@@ -35,7 +35,14 @@ from playwright.async_api import Browser
 
 from graphsvc.app import create_app
 from graphsvc.browser import neo4j_settings
-from graphsvc.config import AuthSettings, ChainSettings, EmbeddingsSettings, Neo4jSettings, Settings
+from graphsvc.config import (
+    AuthSettings,
+    ChainSettings,
+    EmbeddingsSettings,
+    ExtractionSettings,
+    Neo4jSettings,
+    Settings,
+)
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.recall.term_fold import fold
@@ -175,6 +182,9 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
         # On by default; the tests of other features serve without the model's worker, and
         # tests/test_embeddings.py (and test_run_command.py, the default stack) turn it on.
         embeddings=EmbeddingsSettings(enabled=False),
+        # On by default too; tests/test_extraction.py turns it on (the other features' graphs stay as
+        # their agents wrote them).
+        extraction=ExtractionSettings(enabled=False),
     )
 
 

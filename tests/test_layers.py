@@ -43,6 +43,8 @@ RULES = [
             "graphsvc.mcpserver",
             "graphsvc.http",
             "graphsvc.encoder",
+            "graphsvc.extractor",
+            "spacy",
             "onnxruntime",
             "tokenizers",
             "numpy",
@@ -138,6 +140,15 @@ def test_only_the_metrics_module_imports_prometheus_client() -> None:
         if any(name.split(".")[0] == "prometheus_client" for name in _imports(path))
     }
     assert users == {"metrics.py"}
+
+
+def test_only_the_extractor_package_imports_spacy() -> None:
+    users = {
+        path.relative_to(PACKAGE).parts[0]
+        for path in PACKAGE.rglob("*.py")
+        if any(name.split(".")[0] in ("spacy", "thinc") for name in _imports(path))
+    }
+    assert users <= {"extractor"}
 
 
 def test_only_the_encoder_package_imports_the_model_runtime() -> None:

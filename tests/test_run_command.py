@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from graphsvc.browser import neo4j_settings
+from graphsvc.extractor.rules import VERSION as EXTRACTOR
 from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.neo4j
@@ -87,8 +88,14 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     health = httpx.get(timeout=SLOW_S, url=urls["Health"]).json()
     workers = health.pop("workers")
     expected = {"status": "ok", "neo4j": True, "chain": True, "embeddings": "ok", "down": []}
-    assert health == {**expected, "embeddingsModel": "bge-small-en-v1.5"}
-    assert {"term_stats", "reconcile", "embeddings"} <= set(workers)
+    assert health == {
+        **expected,
+        "embeddingsModel": "bge-small-en-v1.5",
+        "extraction": "ok",
+        "extractor": EXTRACTOR,
+        "extractionProblem": None,
+    }
+    assert {"term_stats", "reconcile", "embeddings", "extraction"} <= set(workers)
     assert httpx.get(timeout=SLOW_S, url=urls["REST API docs"]).status_code == 200
     assert "graphsvc_http_requests_total" in httpx.get(timeout=SLOW_S, url=urls["Metrics (Prometheus)"]).text
     assert "graphsvcVerify" in httpx.get(timeout=SLOW_S, url=urls["Verify a proof bundle"]).text

@@ -3,6 +3,8 @@
 // A page of the graph's memories in remember order (keyset: positions after `after`), each with what
 // its envelope is made of, its batch and packed proof, its edges (with where each came from), and the
 // properties an export carries (`carried`: who wrote it, what store_event recorded; never a derived one).
+// The envelope's entities are those an agent gave: extracted MENTIONS (source 'extracted',
+// services/extraction.py) are not hashed.
 MATCH (m:Memory {graph: $graph})
 USING INDEX SEEK m:Memory(graph, seq)
 WHERE m.seq > $after
@@ -11,7 +13,7 @@ ORDER BY m.graph, m.seq
 LIMIT $limit
 OPTIONAL MATCH (m)-[ib:IN_BATCH]->(b:Batch)
 RETURN m {.id, .graph, .text, .tags, .createdAt, .hash, .seq, .supersedes, .validFrom, .validTo, .occurredAt,
-          entities: [(m)-[:MENTIONS]->(e:Entity) | e.id]} AS memory,
+          entities: [(m)-[r:MENTIONS]->(e:Entity) WHERE coalesce(r.source, 'agent') = 'agent' | e.id]} AS memory,
        b.root AS batch, b.status AS status, ib.proof AS proof,
        [(m)-[r]->(x) WHERE NOT x:Batch | {rel: type(r), to: x.id, id: r.id, source: r.source,
                                          extractor: r.extractor, writerToken: r.writerToken}] AS edges,

@@ -2,7 +2,7 @@
 // params: states, memories, windows, deltas
 // Writes what a remember transaction decided (services/remember.py), for one or more graphs whose locks
 // memory/begin took: each graph's new last position (`states`: graph, seq); the new memories
-// (`memories`: graph, `memory` properties, `entities` (id, label, name, edgeId), `relations` (from,
+// (`memories`: graph, `memory` properties, `entities` (id, label, name, normName, edgeId), `relations` (from,
 // type, to, edgeId), `links` (type, to, edgeId: typed edges to mentioned entities, e.g. an event's
 // REINFORCES) and `supersedes` (to, edgeId: memories of the graph this one replaces)); the windows
 // of earlier memories they extend (`windows`: graph, id, window); and what that changed in each
@@ -12,8 +12,14 @@
 // later, off this path (services/term_fold.py): 176 counters to lock and update for a round of 8
 // memories were a third of its time. Entities come first and relations last, so an item may relate
 // entities that another item introduces. A new memory is :Pending until a batch seals it (see
-// anchor/seal), and :Unembedded when the embeddings are on (`unembedded`: the worker embeds it,
-// embed/claim). Forget uses the same statement for windows and statistics.
+// anchor/seal), :Unembedded when the embeddings are on (`unembedded`: the worker embeds it,
+// embed/claim) and :Unextracted when extraction is (`unextracted`: extract/claim).
+// Entities carry their normalised name (`normName`, how extracted names meet them) and lose the mark
+// of an entity that only extraction made (`source`): an agent naming it makes it the agent's. A memory
+// that extraction joined to another entity of the same normalised name is read again, so that it
+// joins the agent's (extract/store prefers it). Agent-given edges (MENTIONS, `links`, relations) carry
+// `source: 'agent'` and the token that wrote them (`writerToken`, the memory's; absent without auth).
+// Forget uses the same statement for windows and statistics.
 CALL () {
   UNWIND $states AS state
   MATCH (s:GraphState {name: state.graph})
@@ -24,19 +30,29 @@ CALL () {
   UNWIND item.entities AS ent
   MERGE (e:Entity {graph: item.graph, id: ent.id})
     ON CREATE SET e.label = ent.label, e.name = ent.name
-  SET e:$(ent.label)
+  SET e:$(ent.label), e.normName = ent.normName
+  REMOVE e.source
+  WITH item, ent
+  CALL (item, ent) {
+    MATCH (x:Entity {graph: item.graph, normName: ent.normName})
+    USING INDEX SEEK x:Entity(graph, normName)
+    WHERE x.source = 'extracted' AND x.id <> ent.id
+    MATCH (m:Memory)-[:MENTIONS {source: 'extracted'}]->(x)
+    SET m:Unextracted
+  }
 }
 CALL () {
   UNWIND $memories AS item
   CREATE (m:Memory:Pending {graph: item.graph})
   SET m += item.memory
   FOREACH (_ IN CASE WHEN item.unembedded THEN [1] ELSE [] END | SET m:Unembedded)
+  FOREACH (_ IN CASE WHEN item.unextracted THEN [1] ELSE [] END | SET m:Unextracted)
   WITH m, item
   CALL (m, item) {
     UNWIND item.entities AS ent
     MATCH (e:Entity {graph: item.graph, id: ent.id})
     USING INDEX SEEK e:Entity(graph, id)
-    CREATE (m)-[:MENTIONS {id: ent.edgeId}]->(e)
+    CREATE (m)-[:MENTIONS {id: ent.edgeId, source: 'agent', writerToken: m.writerToken}]->(e)
   }
   CALL (m, item) {
     UNWIND item.supersedes AS old
@@ -48,7 +64,7 @@ CALL () {
     UNWIND item.links AS link
     MATCH (e:Entity {graph: item.graph, id: link.to})
     USING INDEX SEEK e:Entity(graph, id)
-    CREATE (m)-[:$(link.type) {id: link.edgeId}]->(e)
+    CREATE (m)-[:$(link.type) {id: link.edgeId, source: 'agent', writerToken: m.writerToken}]->(e)
   }
 }
 CALL () {
@@ -59,7 +75,7 @@ CALL () {
   MATCH (b:Entity {graph: item.graph, id: rel.to})
   USING INDEX SEEK b:Entity(graph, id)
   MERGE (a)-[r:$(rel.type)]->(b)
-    ON CREATE SET r.id = rel.edgeId
+    ON CREATE SET r.id = rel.edgeId, r.source = 'agent', r.writerToken = item.memory.writerToken
 }
 CALL () {
   UNWIND $windows AS w

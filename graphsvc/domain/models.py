@@ -39,6 +39,9 @@ DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
 RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState", "ApiToken"})
 RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH", "SUPERSEDES"})
+# A relation's own properties, which `link` props cannot set: its id, its graph, and who made it
+# (`source` agent or extracted, the `writerToken`, the `extractor`).
+RESERVED_PROPS = frozenset({"id", "graph", "source", "writerToken", "extractor"})
 INT64 = (-(2**63), 2**63 - 1)  # what a Neo4j property holds
 MAX_JSON_DEPTH = 64
 # Each pattern is checked here and published in the JSON schemas (MCP tools/list, OpenAPI), so a
@@ -156,7 +159,7 @@ def _prop_value(key: str, value: Any) -> Any:
 
 def _check_props(props: dict[str, Any]) -> dict[str, Any]:
     for key in props:
-        if not _PROP_KEY.fullmatch(key) or key in {"id", "graph"}:
+        if not _PROP_KEY.fullmatch(key) or key in RESERVED_PROPS:
             raise ValueError(f"property name {key!r} is not allowed")
     return {key: _prop_value(key, value) for key, value in props.items()}
 
@@ -191,7 +194,7 @@ _PROP_NUMBER = {
     ]
 }
 _PROPS_SCHEMA: dict[str, Any] = {
-    "propertyNames": {"pattern": PROP_KEY, "not": {"enum": ["graph", "id"]}},
+    "propertyNames": {"pattern": PROP_KEY, "not": {"enum": sorted(RESERVED_PROPS)}},
     "additionalProperties": {
         "anyOf": [
             {"type": "string"},

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
+from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
 from graphsvc.domain.models import Edge, EntityIn, EntityOut, RememberInput, RememberReceipt, RememberResult
 from graphsvc.domain.render import clip
@@ -128,7 +129,13 @@ class Draft:
                 ),
             },
             "entities": [
-                {"id": e.id, "label": e.label, "name": e.name, "edgeId": new_id("edge")}
+                {
+                    "id": e.id,
+                    "label": e.label,
+                    "name": e.name,
+                    "normName": normalise(e.name),
+                    "edgeId": new_id("edge"),
+                }
                 for e in self.entities
             ],
             "relations": [

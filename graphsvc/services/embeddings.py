@@ -24,12 +24,9 @@ logged at start-up; recall uses keywords alone and nothing is embedded).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
 import re
 import secrets
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +35,7 @@ from typing import Literal, Protocol
 from graphsvc.services.ports import Row, Store
 from graphsvc.services.recall.keywords import graph_key, query_terms
 from graphsvc.services.recall.ranking import WINDOW, Cosines, cosines
+from graphsvc.services.worker import lowest_priority
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
@@ -145,7 +143,7 @@ class EmbeddingService:
             return 0
         assert self._encoder is not None
         if self._background is None:
-            self._background = ThreadPoolExecutor(1, "graphsvc-embed", initializer=_lowest_priority)
+            self._background = ThreadPoolExecutor(1, "graphsvc-embed", initializer=lowest_priority)
         texts = [row["text"] for row in claimed]
         vectors = await asyncio.get_running_loop().run_in_executor(
             self._background, self._encoder.encode, texts
@@ -213,9 +211,3 @@ def meaning_of(query: str) -> str:
     """The text of a query that recall embeds: without "the user" (`_OWNER`), unless nothing else is left."""
     stripped = " ".join(_OWNER.sub(" ", query).split())
     return stripped if any(c.isalnum() for c in stripped) else query
-
-
-def _lowest_priority() -> None:
-    """The calling thread yields the CPU to every other (Linux sets a nice value per thread)."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from graphsvc.domain.extraction import normalise
 from graphsvc.domain.models import (
+    RESERVED_PROPS,
     EntityIn,
     EntityOut,
     ExploreEdge,
@@ -13,6 +15,7 @@ from graphsvc.domain.models import (
     LinkResult,
 )
 from graphsvc.errors import NotFound
+from graphsvc.services import provenance
 from graphsvc.services.drafts import new_id
 from graphsvc.services.ports import Reader
 from graphsvc.services.recall.graph_walk import Node, detail, fetch_nodes, walk
@@ -27,9 +30,10 @@ async def link(store: Reader, req: LinkInput) -> LinkResult:
         type=req.type,
         props=req.props,
         edgeId=new_id("edge"),
+        writerToken=provenance.properties().get(provenance.TOKEN),
     )
     row = rows[0]
-    props = {k: v for k, v in row["props"].items() if k != "id"}
+    props = {k: v for k, v in row["props"].items() if k not in RESERVED_PROPS}
     return LinkResult(
         id=row["id"],
         from_=_entity_out(req.from_),
@@ -75,7 +79,7 @@ async def explore(store: Reader, req: ExploreInput) -> ExploreResult:
 
 
 def _entity_param(entity: EntityIn) -> dict[str, str]:
-    return {"id": entity.id, "label": entity.label, "name": entity.name}
+    return {"id": entity.id, "label": entity.label, "name": entity.name, "normName": normalise(entity.name)}
 
 
 def _entity_out(entity: EntityIn) -> EntityOut:

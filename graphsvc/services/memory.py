@@ -26,6 +26,7 @@ from graphsvc.domain.models import (
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services import graph_tools
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.listing import ListingService
 from graphsvc.services.ports import Store
 from graphsvc.services.recall.service import RecallService
@@ -42,13 +43,14 @@ class MemoryService:
         *,
         deadline_s: float | None = None,
         recall: RecallConfig | None = None,
+        extraction: ExtractionService | None = None,
     ):
         """`deadline_s`: how long a remember waits for its answer, counted from its arrival (None: as
         long as the store's own deadlines take); `recall`: recall's weights and knobs (the defaults
         unless given)."""
         self._store = store
         self.folder = TermFolder(store)
-        self._writes = RememberService(store, self.folder, clock, embeddings, deadline_s)
+        self._writes = RememberService(store, self.folder, clock, embeddings, deadline_s, extraction)
         self._recall = RecallService(store, clock, embeddings, recall)
         self._listing = ListingService(store, clock)
 

@@ -26,6 +26,7 @@ from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound, Ref
 from graphsvc.services import provenance
 from graphsvc.services.drafts import Draft, Stored, Triple
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.group_commit import GroupCommit
 from graphsvc.services.ports import Reader, Store
 from graphsvc.services.recall.ranking import WINDOW, windows
@@ -45,6 +46,7 @@ class RememberService:
         clock: Callable[[], datetime],
         embeddings: EmbeddingService | None = None,
         deadline_s: float | None = None,
+        extraction: ExtractionService | None = None,
     ):
         """`deadline_s`: how long a remember waits for its answer, counted from its arrival (None:
         as long as the store's own deadlines take)."""
@@ -52,6 +54,7 @@ class RememberService:
         self._folder = folder
         self._clock = clock
         self._embeddings = embeddings
+        self._extraction = extraction
         self._deadline_s = deadline_s
         self._commits: GroupCommit[Draft, Stored] = GroupCommit(self._flush)
 
@@ -164,9 +167,9 @@ class RememberService:
             commit.count(
                 graph, [c for d in mine for c in fields_of(d.req.text, window[d.id], d.tags, 1)] + replaced
             )
-        if self._embeddings is not None and self._embeddings.on:  # they wait for the worker
-            for item in commit.memories:
-                item["unembedded"] = True
+        for item in commit.memories:  # they wait for the workers
+            item["unembedded"] = self._embeddings is not None and self._embeddings.on
+            item["unextracted"] = self._extraction is not None and self._extraction.on
         await commit.run(tx)
 
     async def forget(self, req: IdInput) -> ForgetResult:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -170,3 +172,10 @@ class Worker:
 
 def _described(error: Exception) -> str:
     return str(error) if isinstance(error, GraphsvcError) else type(error).__name__
+
+
+def lowest_priority() -> None:
+    """The calling thread yields the CPU to every other (Linux sets a nice value per thread): the
+    initializer of the threads where background workers run their models."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
