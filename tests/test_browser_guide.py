@@ -16,7 +16,9 @@ from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as GraphPath
 from playwright.async_api import Browser, Locator, Page, expect
 
+from graphsvc.extractor.rules import RulesExtractor
 from graphsvc.services.access import READ, AccessService
+from graphsvc.services.extraction import ExtractionService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import Neo4jTarget
 
@@ -214,6 +216,7 @@ COLOURS = {  # style.grass; entities take the colour Browser gives their own lab
     "Batch": "#4B1F6F",
     "Tombstone": "#2A2C34",
 }
+TOPIC_COLOUR = "#F3E6B3"  # key phrases read from the text
 STATUS = r"(SEALED|SIGNED|SUBMITTED|INCLUDED|FINALIZED)"
 
 
@@ -306,3 +309,56 @@ async def test_browser_opens_with_the_style_and_guide_and_its_queries_caption_wh
 
     await guide.get_by_test_id("nextSlide").click()
     await expect(await _play(page, guide, "superseded")).to_contain_text("no records", timeout=WAIT_MS)
+
+
+def _title(caption: str, titles: set[str]) -> str:
+    """The one title of `titles` that Browser drew as `caption`: whole, or cut over lines and ended with
+    "…" ("The winter concert at St. ou…"), when it starts with the caption's first three words."""
+    if caption in titles:
+        return caption
+    start = " ".join(caption.split()[:3])
+    [title] = [t for t in titles if t.startswith(start)]
+    return title
+
+
+async def test_the_guide_shows_a_text_only_graphs_extracted_entities_joining_memories_across_days(
+    server_url: str,
+    neo4j_target: Neo4jTarget,
+    chromium: Browser,
+    store: GraphStore,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    def remember(text: str, day: str, names: tuple[tuple[str, str], ...] = ()) -> None:
+        entities = [{"label": label, "name": name} for label, name in names]
+        body = {"graph": graph, "text": text, "occurredAt": day, "entities": entities}
+        assert httpx.post(f"{server_url}/v1/memories", json=body, timeout=TIMEOUT_S).status_code == 201
+
+    remember("Choir practice moved to Thursdays", "2023-03-01", (("Church", "St Anne's"),))
+    remember("I joined the Tuesday choir at St. Anne's", "2023-03-07")
+    remember("St. Anne's asked me to sing the solo at the winter concert", "2023-03-28")
+    remember("The winter concert at St. Anne's sold out", "2023-12-20")
+    remember("Lunch was a tuna sandwich", "2023-03-08")
+    extraction = ExtractionService(store, RulesExtractor(), "ok")
+    while await extraction.extract_pending():
+        pass
+    rows = await _cypher(store, guide_blocks(server_url)["extracted"], graph=graph)
+    entities = {row["e"]["name"] for row in rows}
+    assert {"St Anne's", "winter concert"} <= entities  # the agent's entity, met by the texts' names
+    memories = {row["m"]["title"] for row in rows}
+    assert "Lunch was a tuna sandwich" not in memories and len(memories) == 4
+    assert {row["r"]["source"] for row in rows} == {"agent", "extracted"}
+
+    page = await chromium.new_page(viewport={"width": 1400, "height": 1000})
+    guide = await _log_in(page, neo4j_target)
+    await guide.locator('input[value-for="graph"]').press_sequentially(graph)
+    await _play(page, guide, "graph")
+    for _ in range(6):
+        await guide.get_by_test_id("nextSlide").click()
+    frame = await _play(page, guide, "extracted")
+    drawn = await _drawn(frame, len(entities) + len(memories))
+    assert sorted(_title(caption, entities | memories) for caption in drawn) == sorted(entities | memories)
+    assert drawn["winter concert"] == TOPIC_COLOUR
+    captions = await frame.locator("svg g.relationship text").all_text_contents()
+    assert sorted(c.strip() for c in captions if c.strip()) == sorted(row["r"]["source"] for row in rows)
+    await page.screenshot(path=tmp_path / "extracted.png")
