@@ -28,7 +28,15 @@ from graphsvc.domain.extraction import (
     mention,
     normalise,
 )
-from graphsvc.domain.models import EntityIn, ExploreInput, LinkInput, RecallInput, RememberInput
+from graphsvc.domain.models import (
+    EntityIn,
+    ExploreInput,
+    GraphInput,
+    IdInput,
+    LinkInput,
+    RecallInput,
+    RememberInput,
+)
 from graphsvc.extractor.rules import VERSION, RulesExtractor
 from graphsvc.extractor.spacy_ner import (
     MODEL_SHA256,
@@ -310,8 +318,6 @@ async def _graph_size(store: GraphStore, graph: str) -> tuple[int, int]:
 async def test_forgetting_a_memory_removes_the_entities_only_it_named_and_keeps_shared_ones(
     reading: MemoryService, extraction: ExtractionService, store: GraphStore, graph: str
 ) -> None:
-    from graphsvc.domain.models import IdInput
-
     first = await _remember(reading, graph, "We hiked to Lake Tahoe with Melanie")
     await _remember(reading, graph, "Melanie loves pottery")
     await _drain(extraction)
@@ -452,5 +458,29 @@ async def test_a_damaged_model_stores_memories_as_without_extraction_and_health_
             database_=store._database,
         )
         assert [(r["waiting"], r["edges"]) for r in records] == [(False, 0)]
+    finally:
+        await services.close()
+
+
+@pytest.mark.neo4j
+async def test_an_extracted_memory_verifies_on_chain_its_hash_holds_only_the_authors_content(
+    settings: Settings, graph: str
+) -> None:
+    services = Services.build(settings.model_copy(update={"extraction": ExtractionSettings(enabled=True)}))
+    await services.start()
+    try:
+        made = await services.memory.remember(
+            RememberInput(
+                text="Melanie painted a sunset at Lake Tahoe with Caroline",
+                entities=[EntityIn(label="Person", name="Caroline")],
+                graph=graph,
+            )
+        )
+        await _drain(services.extraction)
+        assert len(await _mentions(services.store, graph, made.id)) > 1  # extracted edges beside the agent's
+        anchored = await services.anchoring.anchor_now(GraphInput(graph=graph))
+        assert anchored.status == "anchored", anchored
+        verified = await services.anchoring.verify(IdInput(id=made.id, graph=graph))
+        assert (verified.hashValid, verified.verified) == (True, True), verified
     finally:
         await services.close()

@@ -17,6 +17,6 @@ CALL (slice) {
   UNWIND slice AS x
   WITH x, x.node AS c
   RETURN collect({context_id: c.name, context_type: x.type, context_name: x.name,
-                  events: COUNT { (c)<-[:MENTIONS]-(:Memory) }}) AS page
+                  events: COUNT { (c)<-[r:MENTIONS]-(:Memory) WHERE coalesce(r.source, 'agent') = 'agent' }}) AS page
 }
 RETURN total, page
