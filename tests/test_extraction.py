@@ -484,3 +484,34 @@ async def test_an_extracted_memory_verifies_on_chain_its_hash_holds_only_the_aut
         assert (verified.hashValid, verified.verified) == (True, True), verified
     finally:
         await services.close()
+
+
+@pytest.mark.neo4j
+async def test_a_relation_endpoint_named_as_an_extracted_entity_means_the_agents_entity(
+    reading: MemoryService, extraction: ExtractionService, store: GraphStore, graph: str
+) -> None:
+    await _remember(reading, graph, "Melanie: we went camping")  # extraction makes Name:Melanie
+    await _drain(extraction)
+    await _remember(
+        reading, graph, "Melanie likes pottery", entities=[{"label": "Person", "name": "Melanie"}]
+    )
+    related = await _remember(
+        reading,
+        graph,
+        "Melanie teaches Oscar",
+        entities=[{"label": "Person", "name": "Oscar"}],
+        relations=[{"from": "Melanie", "type": "TEACHES", "to": "Oscar"}],
+    )
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (a:Entity {graph: $graph})-[:TEACHES]->(b) RETURN a.id AS a, b.id AS b",
+        graph=graph,
+        database_=store._database,
+    )
+    assert related and [(r["a"], r["b"]) for r in records] == [("Person:Melanie", "Person:Oscar")]
+    await _drain(extraction)  # the memory that extraction joined to Name:Melanie joins the agent's
+    records, _, _ = await store._driver.execute_query(
+        "MATCH (e:Entity {graph: $graph, normName: 'melanie'}) RETURN e.id AS id",
+        graph=graph,
+        database_=store._database,
+    )
+    assert [r["id"] for r in records] == ["Person:Melanie"]
