@@ -237,7 +237,8 @@ class Services:
     async def close(self) -> None:
         """Stop the workers, fold what this process wrote, close the driver and the chain client: each
         part whatever the one before did (a failure is logged, never raised)."""
-        parts = [*(w.stop for w in self.workers.values()), self.memory.close, self.store.close]
+        workers = [w.stop for w in self.workers.values()]
+        parts = [*workers, self.extraction.close, self.memory.close, self.store.close]
         for part in [*parts, *([self.chain.close] if self.chain is not None else [])]:
             try:
                 await part()

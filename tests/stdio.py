@@ -34,6 +34,7 @@ def environment(settings: Settings, **extra: str) -> dict[str, str]:
         "GRAPHSVC_NEO4J_PASSWORD": neo.password.get_secret_value(),
         "GRAPHSVC_DEADLINE_S": str(settings.deadline_s),
         "GRAPHSVC_EMBEDDINGS_ENABLED": "false",
+        "GRAPHSVC_EXTRACTION_ENABLED": "false",  # its worker would read every test's memories
         "GRAPHSVC_CHAIN_NETWORK": "local",
         "MONAD_RPC_URL": chain.rpc_url or "",
         "ANCHOR_CONTRACT": chain.contract or "",

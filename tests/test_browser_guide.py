@@ -342,6 +342,7 @@ async def test_the_guide_shows_a_text_only_graphs_extracted_entities_joining_mem
     extraction = ExtractionService(store, RulesExtractor(), "ok")
     while await extraction.extract_pending():
         pass
+    await extraction.close()
     rows = await _cypher(store, guide_blocks(server_url)["extracted"], graph=graph)
     entities = {row["e"]["name"] for row in rows}
     assert {"St Anne's", "winter concert"} <= entities  # the agent's entity, met by the texts' names

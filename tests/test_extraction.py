@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -141,14 +142,26 @@ def test_extraction_is_deterministic_and_does_not_depend_on_the_texts_beside_it(
 
 
 @pytest.fixture(scope="module")
-def extraction(store: GraphStore) -> ExtractionService:
-    return ExtractionService(store, RulesExtractor(), "ok")
+async def extraction(store: GraphStore) -> AsyncIterator[ExtractionService]:
+    service = ExtractionService(store, RulesExtractor(), "ok")
+    yield service
+    await service.close()
 
 
 @pytest.fixture(scope="module")
 def reading(store: GraphStore, extraction: ExtractionService) -> MemoryService:
     """Memories that wait for the extraction worker."""
     return MemoryService(store, extraction=extraction)
+
+
+class NamesOnly(RulesExtractor):
+    """A new version of the rules that keeps names only (a class of the module: the extractor's process
+    receives it pickled)."""
+
+    name = "rules/999"
+
+    def extract_one(self, text: str) -> list[Mention]:
+        return [m for m in super().extract_one(text) if m.named]
 
 
 async def _drain(extraction: ExtractionService) -> None:
@@ -335,14 +348,9 @@ async def test_a_new_extractor_version_reads_every_memory_again_and_replaces_its
     memory_id = await _remember(reading, graph, "Caroline adopted a puppy named Biscuit")
     await _drain(extraction)
 
-    class Newer(RulesExtractor):
-        name = "rules/999"
-
-        def extract_one(self, text: str) -> list[Mention]:
-            return [m for m in super().extract_one(text) if m.named]
-
-    newer = ExtractionService(store, Newer(), "ok")
+    newer = ExtractionService(store, NamesOnly(), "ok")
     await _drain(newer)  # its first step puts every memory it has not read in the backlog
+    await newer.close()
     found = await _mentions(store, graph, memory_id)
     assert found and all(extractor == "rules/999" for _, _, extractor in found)
     assert not any(entity.startswith("Topic:") for entity, _, _ in found)

@@ -3,7 +3,9 @@
 A remember only marks its memories `:Unextracted` (in its own statement, memory/commit), as it marks
 them `:Unembedded`; a background worker (`extract_pending`, run by app.py beside the embedding worker)
 claims batches of them with a lease (extract/claim: several replicas share the backlog), runs the
-extractor in a thread of its own at the lowest CPU priority, and stores what it found (extract/store):
+extractor in a process of its own at the lowest CPU priority (in a thread, pure Python extraction held
+the interpreter's lock against the requests: remember's p50 rose by a third while it read; a process
+also keeps a model's memory apart), and stores what it found (extract/store):
 each mention an ordinary entity `Label:name` of the memory's graph, joined by a MENTIONS edge marked
 `source: "extracted"` and `extractor: "<name>/<version>"`; the memory then carries `extractedWith`.
 Until then the memory is found as before (keywords, meaning, its given entities): nothing waits for it.
@@ -24,10 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import secrets
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from typing import Literal, Protocol
 
 from graphsvc.domain.extraction import Mention, bounded, normalise
@@ -60,7 +63,7 @@ class ExtractionService:
         self._extractor = extractor
         self.status: Status = status
         self.reason = reason  # why it is unavailable
-        self._background: ThreadPoolExecutor | None = None
+        self._background: ProcessPoolExecutor | None = None
         self._prepared = False
         self._done, self._since = 0, time.monotonic()
 
@@ -79,7 +82,7 @@ class ExtractionService:
         return row["backlog"]
 
     async def extract_pending(self, limit: int = BATCH, lease_ms: int = LEASE_MS) -> int:
-        """Claim up to `limit` memories of the backlog, extract (in a thread) and store what was found;
+        """Claim up to `limit` memories of the backlog, extract (in the extractor's process) and store what was found;
         returns how many this call stored (the worker runs again at once while it stores any)."""
         if not self.on:
             return 0
@@ -91,11 +94,11 @@ class ExtractionService:
         if not claimed:
             return 0
         if self._background is None:
-            self._background = ThreadPoolExecutor(1, "graphsvc-extract", initializer=lowest_priority)
+            self._background = ProcessPoolExecutor(
+                1, multiprocessing.get_context("spawn"), initializer=_reader, initargs=(self._extractor,)
+            )
         texts = [row["text"] for row in claimed]
-        found = await asyncio.get_running_loop().run_in_executor(
-            self._background, self._extractor.extract, texts
-        )
+        found = await asyncio.get_running_loop().run_in_executor(self._background, _read, texts)
         rows = [
             {"graph": r["graph"], "id": r["id"], "found": [_param(m) for m in bounded(f)]}
             for r, f in zip(claimed, found, strict=True)
@@ -105,6 +108,12 @@ class ExtractionService:
         )
         await self._progress(stored["stored"])
         return stored["stored"]
+
+    async def close(self) -> None:
+        """Stop the extractor's process (a worker that runs again starts another)."""
+        background, self._background = self._background, None
+        if background is not None:
+            background.shutdown(wait=False, cancel_futures=True)
 
     async def _prepare(self) -> None:
         """The worker's first step: entities without a normalised name get one, then memories this
@@ -139,6 +148,21 @@ class ExtractionService:
         if self._done and elapsed >= PROGRESS_S:
             log.info("extracted %d memories in %.0f s; %d wait", self._done, elapsed, await self.backlog())
             self._done, self._since = 0, time.monotonic()
+
+
+_extractor: Extractor | None = None  # in the extractor's own process (`_reader`)
+
+
+def _reader(extractor: Extractor) -> None:
+    """The extractor's process: at the lowest CPU priority, holding `extractor` for every `_read`."""
+    global _extractor
+    lowest_priority()
+    _extractor = extractor
+
+
+def _read(texts: list[str]) -> list[list[Mention]]:
+    assert _extractor is not None
+    return _extractor.extract(texts)
 
 
 def _param(m: Mention) -> dict[str, str]:
