@@ -108,7 +108,7 @@ class ExtractionSettings(BaseModel):
     enabled: bool = Field(
         default=True,
         description="Entities and key phrases read from each memory's text in the background, joining "
-        "memories through what they name (README: The graph that builds itself); false turns it off",
+        "memories through what they name (docs/extraction.md); false turns it off",
     )
     extractor: Literal["rules", "spacy"] = Field(
         default="rules",

@@ -8,9 +8,12 @@ different sessions joined through what they name, hostile texts kept to their gr
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import httpx
@@ -523,3 +526,24 @@ async def test_a_relation_endpoint_named_as_an_extracted_entity_means_the_agents
         database_=store._database,
     )
     assert [r["id"] for r in records] == ["Person:Melanie"]
+
+
+@pytest.mark.neo4j
+async def test_a_killed_extractor_process_fails_one_step_and_the_next_starts_another(
+    store: GraphStore, graph: str
+) -> None:
+    service = ExtractionService(store, RulesExtractor(), "ok")
+    memory = MemoryService(store, extraction=service)
+    try:
+        await _remember(memory, graph, "Melanie painted a lake")
+        await _drain(service)
+        assert service._background is not None
+        for pid in list(service._background._processes):  # pyright: ignore[reportPrivateUsage]
+            os.kill(pid, signal.SIGKILL)
+        later = await _remember(memory, graph, "Melanie sold the painting to Caroline")
+        with pytest.raises(BrokenProcessPool):
+            await service.extract_pending(lease_ms=1)  # its claims lapse at once
+        assert await service.extract_pending(lease_ms=1) >= 1
+        assert ("Name:Caroline", "extracted", VERSION) in await _mentions(store, graph, later)
+    finally:
+        await service.close()

@@ -31,6 +31,7 @@ import secrets
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Literal, Protocol
 
 from graphsvc.domain.extraction import Mention, bounded, normalise
@@ -82,8 +83,9 @@ class ExtractionService:
         return row["backlog"]
 
     async def extract_pending(self, limit: int = BATCH, lease_ms: int = LEASE_MS) -> int:
-        """Claim up to `limit` memories of the backlog, extract (in the extractor's process) and store what was found;
-        returns how many this call stored (the worker runs again at once while it stores any)."""
+        """Claim up to `limit` memories of the backlog, read them (in the extractor's process) and store
+        what was found; returns how many this call stored (the worker runs again at once while it
+        stores any). The claims of a step that fails lapse after `lease_ms` and are taken again."""
         if not self.on:
             return 0
         assert self._extractor is not None
@@ -98,7 +100,11 @@ class ExtractionService:
                 1, multiprocessing.get_context("spawn"), initializer=_reader, initargs=(self._extractor,)
             )
         texts = [row["text"] for row in claimed]
-        found = await asyncio.get_running_loop().run_in_executor(self._background, _read, texts)
+        try:
+            found = await asyncio.get_running_loop().run_in_executor(self._background, _read, texts)
+        except BrokenProcessPool:  # the process died (killed, out of memory): the retry starts another
+            self._background = None
+            raise
         rows = [
             {"graph": r["graph"], "id": r["id"], "found": [_param(m) for m in bounded(f)]}
             for r, f in zip(claimed, found, strict=True)
