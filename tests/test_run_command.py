@@ -123,7 +123,8 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
         headers=bearer,
     )
     assert verified.json()["verified"] is True  # anchor_now answered once the batch was final
-    with httpx.stream("GET", urls["MCP (SSE)"], timeout=10) as sse:
+    assert httpx.get(timeout=SLOW_S, url=urls["MCP (SSE)"]).status_code == 401  # auth is on: the dev token
+    with httpx.stream("GET", urls["MCP (SSE)"], timeout=10, headers=bearer) as sse:
         assert sse.status_code == 200
         assert next(sse.iter_lines()).startswith("event: endpoint")
 
