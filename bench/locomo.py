@@ -14,10 +14,13 @@ Besides the categories, questions are split by the content words they share with
 the evidence turns' own text, without the speaker's name, have in common: 0, 1, 2 or more).
 
 Ingests as an agent would: every turn is one `remember` with text "<speaker>: <text>", entities
-Person:<speaker> and Session:<sample_id>/<session_N>, tag <session_N>, in conversation order. Then
-every question is one `recall(query=<question>, limit=50)` with default settings. Prints R@1/5/10/25/50
-(the fraction of a question's evidence turns among the top k, averaged) overall, per category and
-without category 5, and the mean remember and recall latency; forgets everything it wrote.
+Person:<speaker> and Session:<sample_id>/<session_N>, tag <session_N>, in conversation order
+(`--no-entities`: text, tag and date only, as an agent that names nothing). Then every question is
+one `recall(query=<question>, limit=50)` with default settings. Prints R@1/5/10/25/50 (the fraction of
+a question's evidence turns among the top k, averaged) overall, per category and without category 5,
+the one-hit rate at 10 (the share of questions with at least one evidence turn in the top 10: beside
+R@10 it tells "found one, missed the rest" from "found none"), and the mean remember and recall
+latency; forgets everything it wrote.
 
     .venv/bin/python bench/locomo.py --data locomo10.json [--conversations 0-4] [--pollute]
 
@@ -98,16 +101,20 @@ def names_a_time(question: str) -> bool:
     return bool(mentions(question, Reference.of(Occurred.at(datetime.now(UTC)))))
 
 
-def remember_input(sample: dict, session: str, turn: dict, dates: bool = False) -> dict:
-    """One turn as the `remember` arguments an agent would send (with its session's date if `dates`)."""
+def remember_input(
+    sample: dict, session: str, turn: dict, dates: bool = False, entities: bool = True
+) -> dict:
+    """One turn as the `remember` arguments an agent would send (with its session's date if `dates`;
+    its speaker and session as entities unless not `entities`)."""
+    named = [
+        {"label": "Person", "name": turn["speaker"]},
+        {"label": "Session", "name": f"{sample['sample_id']}/{session}"},
+    ]
     return {
         **({"occurredAt": session_date(sample, session)} if dates else {}),
         "text": f"{turn['speaker']}: {turn['text']}",
         "tags": [session],
-        "entities": [
-            {"label": "Person", "name": turn["speaker"]},
-            {"label": "Session", "name": f"{sample['sample_id']}/{session}"},
-        ],
+        **({"entities": named} if entities else {}),
     }
 
 
@@ -160,7 +167,9 @@ async def pollute_server(settings: Any, samples: list[dict], live: int, forgotte
         await services.close()
 
 
-async def run(url: str, samples: list[dict], settings: Settings, dates: bool = False) -> None:
+async def run(
+    url: str, samples: list[dict], settings: Settings, dates: bool = False, entities: bool = True
+) -> None:
     graph = f"locomo-{secrets.token_hex(4)}"
     recalled_at: dict[str, list[float]] = defaultdict(list)
     remember_s: list[float] = []
@@ -172,9 +181,8 @@ async def run(url: str, samples: list[dict], settings: Settings, dates: bool = F
             said = {dia_id: turn["text"] for _, dia_id, turn in turns(sample)}
             for session, dia_id, turn in turns(sample):
                 started = time.perf_counter()
-                result = await client.call_tool(
-                    "remember", {**remember_input(sample, session, turn, dates), "graph": graph}
-                )
+                said_as = remember_input(sample, session, turn, dates, entities)
+                result = await client.call_tool("remember", {**said_as, "graph": graph})
                 remember_s.append(time.perf_counter() - started)
                 assert not result.is_error, result.content
                 by_memory[result.structured_content["id"]] = dia_id
@@ -192,6 +200,9 @@ async def run(url: str, samples: list[dict], settings: Settings, dates: bool = F
                 ranked = [by_memory.get(m["id"]) for m in result.structured_content["memories"]]
                 shared = shared_words(qa["question"], [said[e] for e in evidence if e in said])
                 timed = "names a time" if names_a_time(qa["question"]) else "names no time"
+                hit = float(bool(evidence & set(ranked[:10])))
+                for name in ("all", CATEGORIES[qa["category"]]):
+                    recalled_at[f"{name}@one-hit"].append(hit)
                 for k in KS:
                     score = len(evidence & set(ranked[:k])) / len(evidence)
                     recalled_at[f"all@{k}"].append(score)
@@ -202,11 +213,13 @@ async def run(url: str, samples: list[dict], settings: Settings, dates: bool = F
                         recalled_at[f"no-adversarial@{k}"].append(score)
             for memory_id in by_memory:
                 await client.call_tool("forget", {"id": memory_id, "graph": graph})
-    print(f"{'':16}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + "   questions")
+    print(f"{'':16}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'one-hit':>9}   questions")
     names = ["all", "no-adversarial", *CATEGORIES.values(), "shared 0", "shared 1", "shared 2+"]
     for name in [*names, "names a time", "names no time"]:
         rows = [recalled_at[f"{name}@{k}"] for k in KS]
-        print(f"{name:16}" + "".join(f"{sum(r) / len(r):8.3f}" for r in rows) + f"   {len(rows[0])}")
+        hits = recalled_at.get(f"{name}@one-hit")
+        one = f"{sum(hits) / len(hits):9.3f}" if hits else f"{'':9}"
+        print(f"{name:16}" + "".join(f"{sum(r) / len(r):8.3f}" for r in rows) + f"{one}   {len(rows[0])}")
     print(
         f"remember mean {1000 * sum(remember_s) / len(remember_s):.1f} ms, "
         f"p50 {1000 * statistics.median(remember_s):.1f} ms over {len(remember_s)} turns; "
@@ -233,6 +246,12 @@ def main() -> None:
         help="recall with the semantic signal (on by default, as the service); --no-embeddings: keywords alone",
     )
     parser.add_argument("--dates", action="store_true", help="remember each turn with its session's date")
+    parser.add_argument(
+        "--entities",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="name each turn's speaker and session as entities (--no-entities: text, tags and dates only)",
+    )
     parser.add_argument("--pollute-live", type=int, default=100_000)
     parser.add_argument("--pollute-forgotten", type=int, default=10_000)
     args = parser.parse_args()
@@ -246,7 +265,7 @@ def main() -> None:
         if args.pollute:
             asyncio.run(pollute_server(settings, samples, args.pollute_live, args.pollute_forgotten))
         with served(settings) as url:
-            asyncio.run(run(url, samples, settings, args.dates))
+            asyncio.run(run(url, samples, settings, args.dates, args.entities))
 
 
 if __name__ == "__main__":
