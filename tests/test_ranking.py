@@ -230,3 +230,21 @@ def test_a_configuration_passed_in_reweighs_the_score() -> None:
     assert default["hit"] > default["in"]  # half the query's words outweigh a day inside the window
     heavy = scores(walk, text, timely=timely, config=CONFIG.model_copy(update={"time_weight": 5.0}))
     assert heavy["in"] > heavy["hit"] and heavy["hit"] == default["hit"]
+
+
+def test_a_memory_inside_a_narrow_window_outranks_every_memory_outside_it() -> None:
+    # "in": a day's memory the walk reached, sharing no word and no meaning with the question; "out":
+    # another day's, holding the whole query, naming the entity asked about, the closest in meaning.
+    walk = context(memory("in", 1), memory("out", 0))
+    text, near = {"out": 1.0}, {"out": (0.9, 0.9)}
+    wide = scores(walk, text, near=near, named=set(), timely={"in": 1.0})
+    assert wide["out"] > wide["in"]  # a month's window: the time term is one term among others
+    narrow = scores(walk, text, near=near, named=set(), timely={"in": 1.0}, inside={"in": 1.0})
+    assert narrow["in"] > narrow["out"] == wide["out"]
+
+
+def test_inside_a_narrow_window_the_memories_order_by_their_other_terms() -> None:
+    walk = context(memory("topic", 0), memory("other", 0), memory("outside", 0))
+    inside = {"topic": 1.0, "other": 1.0}
+    ranked_ = scores(walk, {"topic": 0.5, "outside": 1.0}, timely=inside, inside=inside)
+    assert list(ranked_) == ["topic", "other", "outside"]

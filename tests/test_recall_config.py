@@ -52,7 +52,7 @@ def test_the_docs_list_every_setting_of_recall_with_its_default() -> None:
 def test_the_formula_follows_the_configuration_it_is_written_from() -> None:
     variant = RecallConfig(keyword_weight=4, time_weight=1, named_boost=2, bm25_k1=1.5)
     written = fusion.formula(variant)
-    assert written.startswith("score    = 4 · keyword · named + walk + 2 · meaning + time\n")
+    assert written.startswith("score    = 4 · keyword · named + walk + 2 · meaning + time + 13 · inside\n")
     assert "named    = 2 if" in written and "min(1, 2.5 · text" in written
 
 

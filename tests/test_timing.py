@@ -94,3 +94,13 @@ class _NoExtent:
     async def run(self, name: str, **params: object) -> list[dict[str, object]]:
         assert name == "memory/time_extent"
         return [{"start": None, "end": None}]
+
+
+def test_only_a_window_of_at_most_the_narrow_days_gives_memories_an_inside_share() -> None:
+    rows = [{"id": "day", "occurredFrom": _day("2023-05-05"), "occurredTo": _day("2023-05-06")}]
+    day = Reading(parse_occurred("2023-05-05").span, "query", "5 May", "swim on 5 May")
+    month = Reading(parse_occurred("2023-05").span, "query", "May", "swim in May")
+    assert day.inside(rows, 7) == {"day": 1.0}
+    assert month.inside(rows, 7) == {} and month.inside(rows, 31) == {"day": 1.0}
+    assert day.inside(rows, 0) == {}  # narrow_days 0: no window is narrow
+    assert Reading(None, None, None, "swim").inside(rows, 7) == {}

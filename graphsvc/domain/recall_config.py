@@ -91,6 +91,12 @@ class RecallConfig(BaseModel):
     time_reach_days: int = Field(
         default=366, ge=1, description="memories whose times end later after the window: keywords only"
     )
+    narrow_days: int = Field(
+        default=7,
+        ge=0,
+        le=366,
+        description="a window of at most this many days is narrow: what lies inside it outranks the rest (0: none)",
+    )
 
     @model_validator(mode="after")
     def _seeds_within_candidates(self) -> Self:
@@ -104,6 +110,13 @@ class RecallConfig(BaseModel):
     def field_weights(self) -> dict[str, float]:
         """BM25's fields and their weights: the window, the memory's own text and its tags."""
         return {"window": 1.0, "text": self.own_text_weight, "tags": self.tags_weight}
+
+    @property
+    def narrow_weight(self) -> float:
+        """The weight of a memory's share inside a narrow window: more than any memory can score
+        otherwise (a full keyword match of a named entity, the walk's 2, meaning in full, the time
+        term), so a memory wholly inside outranks every memory outside."""
+        return self.keyword_weight * self.named_boost + 2 + self.meaning_weight + self.time_weight
 
     def calibration(self, model: str | None) -> Calibration | None:
         """The calibration of `model` (None: embeddings off, or a model without one)."""

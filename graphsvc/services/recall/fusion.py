@@ -7,13 +7,17 @@ named entity), and `fuse` turns it into the score's `Parts`, every weight from t
 shows it):
 
     score    = keyword_weight · keyword · (named_boost if named else 1) + walk + meaning_weight · meaning
-               + time_weight · time
+               + time_weight · time + narrow_weight · inside
     keyword  = coverage ^ keyword_power,   coverage = min(1, (k1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
     meaning  = 0 if s ≤ floor, else ½ · clip((s - floor) / (ceiling - floor), 0, 1) + ½ · clip(1 - (s* - s) / gap, 0, 1)
                s = max(cos(q, m), spread · cos(q, n) for n),   s* = the largest s among the recall's candidates
     walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))
     time     = the largest share of one of the memory's times inside the window the request names
                (services/recall/timing.py; 0 when no time window was read)
+    inside   = the same share when the window is narrow (at most narrow_days days), else 0: its weight
+               is more than any memory scores otherwise, so a memory inside a named day or week
+               outranks every memory outside it, whatever its words or meaning (or whether it is
+               embedded yet)
 
 `coverage` is the share of the query's idf mass the memory holds: a term found once in a field of
 average length adds its whole idf there, (k1 + 1)·tf/(tf + k1·norm) = 1, so one shared common word
@@ -59,6 +63,7 @@ class Evidence:
     support: float = 0.0
     named: bool = False
     time: float = 0.0
+    inside: float = 0.0
     found_by: tuple[Signal, ...] = ()
 
 
@@ -120,6 +125,7 @@ def fuse(
         + walk
         + config.meaning_weight * meaning
         + config.time_weight * evidence.time
+        + config.narrow_weight * evidence.inside
     )
     return Parts(keyword, meaning, walk, evidence.named, evidence.time, evidence.found_by, total)
 
@@ -143,7 +149,8 @@ def formula(config: RecallConfig) -> str:
     return "\n".join(
         [
             f"score    = {_times(config.keyword_weight)}keyword · named + walk + "
-            f"{_times(config.meaning_weight)}meaning + {_times(config.time_weight)}time",
+            f"{_times(config.meaning_weight)}meaning + {_times(config.time_weight)}time + "
+            f"{_times(round(config.narrow_weight, 4))}inside",
             f"named    = {config.named_boost:g} if the memory mentions an entity the query names, else 1",
             f"keyword  = coverage ^ {config.keyword_power:g}",
             f"coverage = min(1, {config.bm25_k1 + 1:g} · text / Σ over the query's terms t and fields "
@@ -153,6 +160,9 @@ def formula(config: RecallConfig) -> str:
             "+ ½ · clip(1 - (s* - s) / gap, 0, 1)",
             f"s        = max(cos(q, m), {config.spread:g} · cos(q, n) for n in m's neighbours),   "
             "s* = the largest s among the candidates",
+            "time     = the largest share of one of the memory's times inside the window read"
+            f" (at least {config.when_score:g} for a memory that states a time, asked when)",
+            f"inside   = that share when the window spans at most {config.narrow_days} days, else 0",
         ]
     )
 

@@ -116,12 +116,13 @@ def evidence(
     near: dict[str, tuple[float | None, float | None]] | None = None,
     keep: set[str] | None = None,
     timely: dict[str, float] | None = None,
+    inside: dict[str, float] | None = None,
 ) -> dict[str, fusion.Evidence]:
     """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`, BM25
     with saturation `k1`), whether it is among the embeddings' nearest (`seeds`), its cosines (`near`,
     as `cosines` gives them), the entities the query names (`named`), its overlap with the time window
-    the request names (`timely`, as timing.overlaps gives it). Only the memories in `keep` (those valid
-    at the instant asked), unless it is None (history)."""
+    the request names (`timely`, as timing.term gives it) and with a narrow one (`inside`). Only the
+    memories in `keep` (those valid at the instant asked), unless it is None (history)."""
     support, boosted = _support(context, named)
     bm25, ceiling, near = hits.scores, hits.ceiling(k1), near or {}
     found: dict[str, fusion.Evidence] = {}
@@ -140,6 +141,7 @@ def evidence(
             support=support.get(node.id, 0.0),
             named=node.id in boosted,
             time=(timely or {}).get(node.id, 0.0),
+            inside=(inside or {}).get(node.id, 0.0),
             found_by=fusion.signals(
                 keyword=node.id in bm25,
                 meaning=node.id in seeds,

@@ -105,8 +105,9 @@ class RecallService:
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
         keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
         timely = timing.term(reading, validity.values(), config.when_score)
+        inside = reading.inside(validity.values(), config.narrow_days)
         seeds = {row["id"] for row in nearest}
-        found = evidence(context, hits, config.bm25_k1, named, req.hops, seeds, similar, keep, timely)
+        found = evidence(context, hits, config.bm25_k1, named, req.hops, seeds, similar, keep, timely, inside)
         calibration = config.calibration(self._embeddings.model_name) if self._embeddings else None
         return Gathered(reading, context, validity, found, list(text), calibration)
 

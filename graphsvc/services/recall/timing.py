@@ -61,6 +61,13 @@ class Reading:
     keywords: str | None
     asks_when: bool = False
 
+    def inside(self, rows: Iterable[Row], days: int) -> dict[str, float]:
+        """Each memory's share inside the window when it is narrow, spanning at most `days` days (a
+        named day, a weekend, a week): `overlaps`; none for a wider window or none."""
+        if self.window is None or self.window.end - self.window.start > days * DAY_MS:
+            return {}
+        return overlaps(self.window, rows)
+
     def shown(self) -> TimeWindow | None:
         """The window as the recall answer shows it."""
         if self.window is None or self.source is None:
