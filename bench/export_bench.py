@@ -19,8 +19,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphsvc import audit
+from graphsvc import audit, audit_render
+from graphsvc.audit_chain import Pins
 from graphsvc.chain.anchor import AnchorContract
+from graphsvc.cli_export import confirmation
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain.hashing import format_timestamp, memory_hash
@@ -101,7 +103,7 @@ async def run(count: int, batch: int, neo4j_uri: str, password: str, rpc_url: st
     with path.open("rb") as lines:
         report = audit.audit(lines, Rpc(rpc_url))
     audit_s = time.perf_counter() - started
-    assert report.exit_code == 0, audit.render(report)
+    assert report.exit_code == 0, audit_render.render(report)
     print(f"export file          {size / 1e6:9.1f} MB")
     print(f"export               {export_s:9.1f} s   {count / export_s:9,.0f} memories/s")
     print(
@@ -118,7 +120,11 @@ async def run(count: int, batch: int, neo4j_uri: str, password: str, rpc_url: st
             break
     memory = MemoryService(store)
     importer = ExportImporter(
-        store, chain_id=31337, contract=address, written=lambda g: memory.folder.written([g])
+        store,
+        chain_id=31337,
+        contract=address,
+        confirm=confirmation(rpc_url, Pins(contract=address)),
+        written=lambda g: memory.folder.written([g]),
     )
 
     started = time.perf_counter()

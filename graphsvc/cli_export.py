@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphsvc import audit, verifier
+from graphsvc import audit, audit_render, verifier
 from graphsvc.app import Services
+from graphsvc.audit_chain import Pins, check_chain
 from graphsvc.config import Settings
+from graphsvc.domain.export_check import Checked
 from graphsvc.domain.export_lines import bounded_lines
+from graphsvc.domain.proof import ProofBundle
+from graphsvc.errors import ChainUnavailable
 from graphsvc.services.export import Exporter
-from graphsvc.services.import_export import ExportImporter, ExportRejected
+from graphsvc.services.import_export import Confirm, Confirmed, ExportImporter, ExportRejected
 
 SettingsOf = Callable[[argparse.Namespace], Settings]
 
@@ -90,13 +96,50 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _pins(args: argparse.Namespace, contract: str | None) -> Pins:
+    """The trust roots of the command line (bundles read and checked here).
+
+    Raises:
+        OSError, verifier.BundleError: a bundle cannot be read.
+    """
+    bundles: list[ProofBundle] = []
+    for path in args.bundle:
+        with path.open("rb") as source:
+            bundles.append(verifier.read_bundle(source))
+    return Pins(contract, args.graph_tag, tuple(args.known_root), tuple(bundles))
+
+
+def confirmation(rpc_url: str, pins: Pins) -> Confirm:
+    """The chain part of the audit, for an import: on this server's chain, its contract pinned."""
+    rpc = verifier.Rpc(rpc_url)
+
+    def confirm(checked: Checked) -> Confirmed:
+        try:
+            found = check_chain(checked, rpc, pins)
+        except verifier.RpcError as e:
+            raise ChainUnavailable(f"the chain cannot confirm the export: {e}") from e
+        said = [str(t) for t in found.trust] + [text for key, _, text in found.checks if key == "complete"]
+        return Confirmed(found.findings, said + [f"note: {n}" for n in found.notes])
+
+    return confirm
+
+
 def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
     progress = _Progress("import")
     chain_id, contract = _chain_of(settings)
+    if contract is None and not args.no_chain:
+        print(
+            "graphsvc: import-export confirms the export's batches on the chain this server anchors on: "
+            "configure MONAD_RPC_URL and ANCHOR_CONTRACT, or pass --no-chain (the batches are then "
+            "imported as not final)",
+            file=sys.stderr,
+        )
+        return 2
     try:
+        pins = _pins(args, contract)
         source = args.file.open("rb")  # opened and read once: a pipe works
-    except OSError as e:
-        print(f"graphsvc: {args.file}: {e.strerror or e}", file=sys.stderr)
+    except (OSError, verifier.BundleError) as e:
+        print(f"graphsvc: {verifier.inert(str(getattr(e, 'strerror', None) or e))}", file=sys.stderr)
         return 2
 
     async def work(services: Services) -> Any:
@@ -104,6 +147,7 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
             services.store,
             chain_id=chain_id,
             contract=contract,
+            confirm=None if args.no_chain else confirmation(settings.chain.rpc_url or "", pins),
             written=lambda graph: services.memory.folder.written([graph]),
         )
         return await importer.run(bounded_lines(source), args.graph, progress)
@@ -120,24 +164,39 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
     progress.end()
     print(
         f"imported graph {done.graph!r}{' (resumed)' if done.resumed else ''}: {done.memories:,} memories, "
-        f"{done.tombstones:,} tombstones, {done.batches:,} batches, {done.entities:,} entities "
-        f"in {time.monotonic() - started:.1f} s",
+        f"{done.tombstones:,} tombstones, {done.batches:,} batches "
+        f"({'confirmed on chain: final' if done.final else 'not confirmed (--no-chain): not final'}), "
+        f"{done.entities:,} entities in {time.monotonic() - started:.1f} s",
         file=sys.stderr,
     )
+    for said in done.said:
+        print(f"  {said}", file=sys.stderr)
     return 0
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     try:
         rpc = verifier.Rpc(args.rpc)
+        pins = _pins(args, args.contract)
         source = args.file.open("rb")  # read once: a pipe works
-    except (OSError, verifier.RpcError) as e:
-        print(f"graphsvc: {args.file}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+    except (OSError, verifier.RpcError, verifier.BundleError) as e:
+        print(f"graphsvc: {verifier.inert(str(getattr(e, 'strerror', None) or e))}", file=sys.stderr)
         return 2
     with source:
-        report = audit.audit(bounded_lines(source), rpc, args.contract)
-    print(audit.render(report))
+        report = audit.audit(bounded_lines(source), rpc, pins)
+    print(json.dumps(audit_render.as_json(report), indent=2) if args.json else audit_render.render(report))
     return report.exit_code
+
+
+def cmd_graph_tag(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the graph's tag: what an auditor pins (`graphsvc audit --graph-tag`)."""
+    rows = with_services(lambda s: s.store.run("export/graph_tag", graph=args.graph), settings)
+    tag = rows[0]["graphTag"] if rows else None
+    if tag is None:
+        print(f"graphsvc: graph {args.graph!r} has no tag yet: it was never anchored", file=sys.stderr)
+        return 1
+    print(tag)
+    return 0
 
 
 def _with_settings(
@@ -152,7 +211,7 @@ def _with_settings(
 def register(
     commands: Any, stack: argparse.ArgumentParser, settings_of: SettingsOf, address: Callable[[str], str]
 ) -> None:
-    """Add the three commands to `graphsvc`'s subcommands."""
+    """Add the export, import-export, audit and graph-tag commands to `graphsvc`'s subcommands."""
     export = commands.add_parser(
         "export", parents=[stack], help="stream a graph as JSON lines (graphsvc.export/v1)"
     )
@@ -168,11 +227,53 @@ def register(
     load.add_argument(
         "--graph", help="the graph to import into: the export's own (its name is in every hash)"
     )
+    _trust_roots(load)
+    load.add_argument(
+        "--no-chain",
+        action="store_true",
+        help="import without confirming the batches on chain (they are imported as not final)",
+    )
     load.set_defaults(run=_with_settings(cmd_import_export, settings_of))
     check = commands.add_parser(
-        "audit", help="check an export against the chain alone: unchanged and complete"
+        "audit",
+        help="check an export against the chain alone: unchanged, and complete against your trust roots",
+        epilog="exit codes: 0 every check made holds (the verdict says which), 1 changed or missing, "
+        "2 the file or arguments unreadable, 3 could not check the chain",
     )
-    check.add_argument("file", type=Path, help="a graphsvc.export/v1 file (graphsvc export)")
+    check.add_argument("file", type=Path, help="a graphsvc.export/v1 file (graphsvc export), or /dev/stdin")
     check.add_argument("--rpc", required=True, help="an RPC URL of the export's chain")
     check.add_argument("--contract", type=address, help="the anchor contract you trust (else the export's)")
+    _trust_roots(check)
+    check.add_argument("--json", action="store_true", help="the verdict as JSON")
     check.set_defaults(run=cmd_audit)
+    tag = commands.add_parser(
+        "graph-tag", parents=[stack], help="print a graph's tag, for auditors to pin (audit --graph-tag)"
+    )
+    tag.add_argument("--graph", required=True)
+    tag.set_defaults(run=_with_settings(cmd_graph_tag, settings_of))
+
+
+def _hex32(text: str) -> str:
+    if not re.fullmatch(r"0x[0-9a-fA-F]{64}", text):
+        raise argparse.ArgumentTypeError("0x and 64 hex digits")
+    return text.lower()
+
+
+def _trust_roots(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--graph-tag", type=_hex32, help="the graph's tag as its operator publishes it (graphsvc graph-tag)"
+    )
+    parser.add_argument(
+        "--known-root",
+        type=_hex32,
+        action="append",
+        default=[],
+        help="a batch root of the graph you hold (repeatable): the chain names its graph tag",
+    )
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        action="append",
+        default=[],
+        help="a proof bundle of the graph you hold (repeatable): its root, contract and graph",
+    )

@@ -236,10 +236,11 @@ def cases(good: list[bytes]) -> list[tuple[Record, list[bytes]]]:
             None,
         ),
     ]
+    pin = ["--graph-tag", _records(good)[0]["graphTag"]]  # the auditor's trust root: the genuine tag
     out: list[tuple[Record, list[bytes]]] = []
     for name, lie, lines, rule, line, names in rows:
-        entry = {"name": name, "file": f"{name}.jsonl", "lies": lie, "exit": 1 if rule else 0, "rule": rule}
-        entry |= {"line": line, "names": names}
+        entry = {"name": name, "file": f"{name}.jsonl", "lies": lie, "args": pin, "exit": 1 if rule else 0}
+        entry |= {"rule": rule, "line": line, "names": names}
         out.append((entry, lines))
     return out
 
@@ -251,10 +252,11 @@ def write(made: list[tuple[Record, list[bytes]]], out: Path = HERE) -> list[Reco
         (out / entry["file"]).write_bytes(b"".join(lines))
         manifest.append(entry)
     about = {
-        "about": "graphsvc export conformance corpus: run `graphsvc audit FILE --rpc RPC` on each file against "
-        "the chain of ../chain.json replayed on a fresh anvil (see scripts/conformance_export.py and the README). "
-        "exit: 0 audited, 1 a rule failed. rule: a rule the audit must report; line: its line (null: the "
-        "whole file); names: text the finding must contain.",
+        "about": "graphsvc export conformance corpus: run `graphsvc audit FILE --rpc RPC ARGS...` on each file "
+        "against the chain of ../chain.json replayed on a fresh anvil (see scripts/conformance_export.py and "
+        "docs/audit.md). args: the auditor's trust roots. exit: 0 audited, 1 a rule failed, 2 unreadable. "
+        "rule: a rule the audit must report; line: its line (null: the whole file); names: text the finding "
+        "must contain.",
         "cases": manifest,
     }
     (out / "cases.json").write_text(json.dumps(about, indent=2, ensure_ascii=False) + "\n")

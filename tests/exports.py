@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from graphsvc import audit
+from graphsvc.audit_chain import Pins
 from graphsvc.chain.anchor import AnchorContract
+from graphsvc.cli_export import confirmation
 from graphsvc.config import Settings
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.services.anchoring import AnchoringService
@@ -85,17 +87,24 @@ async def wipe(store: GraphStore, graph: str) -> None:
     )
 
 
-def importer(store: Any, settings: Settings, memory: MemoryService) -> ExportImporter:
-    chain = settings.chain
+def importer(
+    store: Any, settings: Settings, memory: MemoryService, pins: Pins | None = None, *, chain: bool = True
+) -> ExportImporter:
+    """An importer as `graphsvc import-export` makes one: the chain part of the audit on the settings'
+    chain, its contract pinned (`chain=False`: --no-chain)."""
+    c = settings.chain
+    assert c.rpc_url
+    pins = pins or Pins(contract=c.contract)
     return ExportImporter(
         store,
-        chain_id=chain.chain_id,
-        contract=chain.contract,
+        chain_id=c.chain_id,
+        contract=c.contract,
+        confirm=confirmation(c.rpc_url, pins) if chain else None,
         written=lambda g: memory.folder.written([g]),
         page=2,
     )
 
 
-def audited(lines: list[bytes], settings: Settings) -> audit.AuditReport:
+def audited(lines: list[bytes], settings: Settings, pins: Pins | None = None) -> audit.AuditReport:
     assert settings.chain.rpc_url
-    return audit.audit(lines, Rpc(settings.chain.rpc_url))
+    return audit.audit(lines, Rpc(settings.chain.rpc_url), pins)

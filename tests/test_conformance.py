@@ -162,7 +162,9 @@ AUDIT_RUN = CLI_RUN.replace(
 
 @pytest.fixture(scope="module")
 def audit_outcomes(rpc: str) -> dict[str, tuple[int, str]]:
-    return _outcomes(AUDIT_RUN, rpc, EXPORT_CASES, [[str(EXPORTS / c["file"]), []] for c in EXPORT_CASES])
+    return _outcomes(
+        AUDIT_RUN, rpc, EXPORT_CASES, [[str(EXPORTS / c["file"]), c["args"]] for c in EXPORT_CASES]
+    )
 
 
 @pytest.mark.parametrize("case", EXPORT_CASES, ids=[c["name"] for c in EXPORT_CASES])

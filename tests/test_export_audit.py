@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit
+from graphsvc import audit, audit_render
 from graphsvc.config import Settings
 from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
@@ -90,8 +90,8 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
     kinds = [json.loads(line)["type"] for line in lines]
     assert kinds.count("batch") == 3 and kinds.count("tombstone") == 1 and kinds.count("memory") == 6
     good = audited(lines, settings)
-    print(f"\n{len(lines)} lines, {sum(map(len, lines)):,} bytes\n{audit.render(good)}")
-    assert good.exit_code == 0, audit.render(good)
+    print(f"\n{len(lines)} lines, {sum(map(len, lines)):,} bytes\n{audit_render.render(good)}")
+    assert good.exit_code == 0, audit_render.render(good)
     assert good.rpc_calls == 2 + 1 + 3 + 3  # chain id, code; lastRootOf; a linkOf and a receipt per batch
 
     there = second.store
@@ -169,7 +169,7 @@ async def test_removing_any_batch_or_memory_from_an_export_fails_the_audit_and_n
                 rules
             )
         if i == records[1][0]:
-            print(audit.render(report))
+            print(audit_render.render(report))
 
 
 async def test_an_audit_that_cannot_reach_the_chain_says_so_with_its_own_exit_status(
@@ -185,7 +185,7 @@ async def test_an_audit_that_cannot_reach_the_chain_says_so_with_its_own_exit_st
     lines = await export(store, settings, graph, tmp_path / "g.jsonl")
     report = audit.audit(lines, Rpc(f"http://127.0.0.1:{free_port()}"))
     assert report.exit_code == 3 and report.unreachable
-    assert "\u202e" not in audit.render(report)
+    assert "\u202e" not in audit_render.render(report)
     truncated = audit.audit(lines[:-2], None)
     assert {f.rule for f in truncated.findings} >= {"truncated"} and truncated.exit_code == 1
 
@@ -237,7 +237,9 @@ async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damagedex
     path = tmp_path / "rest.jsonl"
     path.write_bytes(answer.content)
     assert settings.chain.rpc_url
-    assert main(["audit", str(path), "--rpc", settings.chain.rpc_url]) == 0
+    [published] = await store.run("export/graph_tag", graph=graph)  # graphsvc graph-tag
+    tag = published["graphTag"]
+    assert main(["audit", str(path), "--rpc", settings.chain.rpc_url, "--graph-tag", tag]) == 0
     good = capsys.readouterr().out
     lines = path.read_bytes().splitlines(keepends=True)
     damaged = tmp_path / "damaged.jsonl"
@@ -298,13 +300,17 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
         await wipe(services.store, graph)
 
     cli_export.with_services(clear, settings)
-    again = argparse.Namespace(file=out, graph=None)
+    again = argparse.Namespace(file=out, graph=None, graph_tag=None, known_root=[], bundle=[], no_chain=False)
     assert cli_export.cmd_import_export(again, settings) == 0
     with pytest.raises(Conflict):  # the graph is no longer empty (`graphsvc` prints it and exits 1)
         cli_export.cmd_import_export(again, settings)
     capsys.readouterr()
+    assert cli_export.cmd_graph_tag(argparse.Namespace(graph=graph), settings) == 0  # the operator's
+    tag = capsys.readouterr().out.strip()
+    assert tag == json.loads(out.read_bytes().splitlines()[0])["graphTag"]
     assert settings.chain.rpc_url
-    assert main(["audit", str(out), "--rpc", settings.chain.rpc_url]) == 0
+    assert main(["audit", str(out), "--rpc", settings.chain.rpc_url, "--graph-tag", tag]) == 0
+    assert capsys.readouterr().out.startswith("✓ Audited")
 
 
 async def _writer_of(store: GraphStore, graph: str, memory_id: str) -> dict[str, Any]:

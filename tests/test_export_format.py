@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit
+from graphsvc import audit, audit_render
 from graphsvc.devstack.chain import CONTRACTS
 from graphsvc.domain import export
 from graphsvc.domain.export_check import check_lines, inert
@@ -148,7 +148,7 @@ def test_strings_from_the_file_are_shown_inert() -> None:
     records = _file()
     records[0]["graph"] = "ops\x1b[31m"
     report = audit.audit(_lines(records), None)
-    assert "\x1b" not in audit.render(report) and report.exit_code == 2  # not a graph name: unreadable
+    assert "\x1b" not in audit_render.render(report) and report.exit_code == 2  # not a graph name: unreadable
 
 
 def test_every_property_a_link_accepts_fits_an_export_line() -> None:
@@ -229,7 +229,7 @@ def _malformed() -> dict[str, tuple[list[bytes], int]]:
 def test_every_malformed_export_cannot_be_read_and_names_its_line_inertly() -> None:
     for what, (lines, line) in _malformed().items():
         report = audit.audit(lines, None)
-        shown = audit.render(report)
+        shown = audit_render.render(report)
         assert report.exit_code == 2, (what, shown)
         assert (line, True) in {(f.line, f.rule in ("json", "schema")) for f in report.findings}, (
             what,

@@ -246,7 +246,8 @@ def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
-    assert cli_export.cmd_import_export(argparse.Namespace(file=fifo, graph=None), settings) == 0
+    args = argparse.Namespace(file=fifo, graph=None, graph_tag=None, known_root=[], bundle=[], no_chain=False)
+    assert cli_export.cmd_import_export(args, settings) == 0
     writer.join(timeout=10)
 
     async def count(services: Services) -> int:

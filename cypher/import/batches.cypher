@@ -1,10 +1,12 @@
 // mode: write
-// params: graph, rows
-// An export's batches, as the chain holds them: FINALIZED, with their transaction and block. A root
-// this server holds for another graph is not taken (the importer counts what was written).
+// params: graph, rows, status
+// An export's batches, as the chain holds them, with their transaction and block: FINALIZED once the
+// importer's chain audit confirmed them, else (an import told --no-chain) INCLUDED: not final, until
+// this server's own reconciliation finds the root at the finalized block. A root this server holds for
+// another graph is not taken (the importer counts what was written).
 UNWIND $rows AS row
 MERGE (b:Batch {root: row.root})
-ON CREATE SET b += row, b.graph = $graph, b.title = substring(row.root, 0, 10), b.status = 'FINALIZED'
+ON CREATE SET b += row, b.graph = $graph, b.title = substring(row.root, 0, 10), b.status = $status
 WITH b
 WHERE b.graph = $graph
 RETURN count(b) AS written

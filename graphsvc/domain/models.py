@@ -652,6 +652,10 @@ class AnchorResult(ContractOutput):
     blockNumber: int | None = None
     anchoredAt: int | None = Field(default=None, description="Block time, milliseconds since the epoch")
     explorerUrl: str | None = None
+    graphTag: str | None = Field(
+        default=None,
+        description="The graph's tag on chain: publish it, so that auditors pin it (graphsvc audit --graph-tag)",
+    )
     reason: str | None = None
 
 

@@ -99,6 +99,8 @@ def anchor_text(result: AnchorResult) -> str:
         return "Nothing to anchor: no pending memories."
     lines = [f"Anchored {plural(result.count, 'memory', 'memories')}.", f"Root: {result.root}"]
     lines.append(f"Tx: {_tx(result.explorerUrl, result.txHash)}")
+    if result.graphTag:
+        lines.append(f"Graph tag: {result.graphTag} (what an auditor pins: graphsvc audit --graph-tag)")
     if result.status == "not_final":
         lines.append(f"Not final yet: {result.reason}.")
     return "\n".join(lines)

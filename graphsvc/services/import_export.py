@@ -14,6 +14,7 @@ page by page, with the memories a page creates.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -55,6 +56,18 @@ class NotWritten(Unavailable):
 
 
 @dataclass(frozen=True)
+class Confirmed:
+    """What the chain said of a checked export (the caller's chain audit): problems refuse the import;
+    `said` is what was proven, and from which trust roots, in words."""
+
+    findings: list[Finding]
+    said: list[str]
+
+
+Confirm = Callable[[Checked], Confirmed]
+
+
+@dataclass(frozen=True)
 class Imported:
     graph: str
     memories: int
@@ -62,6 +75,8 @@ class Imported:
     batches: int
     entities: int
     resumed: bool
+    final: bool  # the batches were confirmed on chain (else imported as INCLUDED: not final)
+    said: list[str]  # what the chain confirmed (nothing without it)
 
 
 def _spooled(source: Iterable[bytes], spool: IO[bytes]) -> Iterator[bytes]:
@@ -78,11 +93,14 @@ class ExportImporter:
         *,
         chain_id: int | None,
         contract: str | None,
+        confirm: Confirm | None,
         written: Callable[[str], None] | None = None,
         page: int = PAGE,
     ):
+        """`confirm`: the chain part of the audit, run on the checked file before anything is written;
+        None (`--no-chain`): nothing is confirmed, and the batches are imported as not final."""
         self._store, self._chain_id, self._contract = store, chain_id, contract
-        self._written, self._page = written, page
+        self._confirm, self._written, self._page = confirm, written, page
 
     def check(self, lines: Iterable[bytes], graph: str | None) -> Checked:
         """The first pass: every rule of the file, this server's chain, and the graph asked for.
@@ -131,14 +149,31 @@ class ExportImporter:
         """
         with tempfile.TemporaryFile() as spool:
             checked = self.check(_spooled(source, spool), graph)
+            confirmed = await self._confirmed(checked)
             spool.seek(0)
-            return await self._write(checked, spool, progress)
+            return await self._write(checked, spool, progress, confirmed)
 
-    async def _write(self, checked: Checked, spool: IO[bytes], progress: Progress | None) -> Imported:
+    async def _confirmed(self, checked: Checked) -> Confirmed | None:
+        """The chain's word on the checked file (in a thread: its RPC calls block).
+
+        Raises:
+            ExportRejected: the chain does not confirm it; nothing was written.
+        """
+        if self._confirm is None:
+            return None
+        confirmed = await asyncio.to_thread(self._confirm, checked)
+        if confirmed.findings:
+            raise ExportRejected(confirmed.findings)
+        return confirmed
+
+    async def _write(
+        self, checked: Checked, spool: IO[bytes], progress: Progress | None, confirmed: Confirmed | None
+    ) -> Imported:
         header, trailer = checked.header, checked.trailer
         assert header is not None and trailer is not None
         resumed = await self._begin(header, trailer.sha256, list(checked.batches))
-        writer = _Writer(self._store, header.graph, self._page, trailer.counts.memories, progress)
+        status = "FINALIZED" if confirmed is not None else "INCLUDED"
+        writer = _Writer(self._store, header.graph, self._page, trailer.counts.memories, progress, status)
         for raw in bounded_lines(spool):
             await writer.add(LINE.validate_python(parse(raw)))
         await writer.flush()
@@ -153,6 +188,8 @@ class ExportImporter:
             len(checked.batches),
             checked.entities,
             resumed,
+            confirmed is not None,
+            confirmed.said if confirmed else [],
         )
 
     async def _begin(self, header: Header, digest: str, roots: list[str]) -> bool:
@@ -186,9 +223,11 @@ class _Writer:
     """The second pass: records buffered per kind and written a page at a time, in file order; every
     page's writes counted."""
 
-    def __init__(self, store: Store, graph: str, page: int, total: int, progress: Progress | None):
+    def __init__(
+        self, store: Store, graph: str, page: int, total: int, progress: Progress | None, status: str
+    ):
         self._store, self._graph, self._page = store, graph, page
-        self._total, self._progress = total, progress
+        self._total, self._progress, self._status = total, progress, status
         self._rows: dict[str, list[dict[str, Any]]] = {
             k: [] for k in ("batches", "entities", "relations", "tombstones")
         }
@@ -229,7 +268,8 @@ class _Writer:
         for kind in kinds:
             rows = self._rows[kind]
             if rows:
-                [wrote] = await self._store.run(f"import/{kind}", graph=self._graph, rows=rows)
+                extra = {"status": self._status} if kind == "batches" else {}
+                [wrote] = await self._store.run(f"import/{kind}", graph=self._graph, rows=rows, **extra)
                 _must(len(rows), wrote["written"], kind)
                 self._rows[kind] = []
 

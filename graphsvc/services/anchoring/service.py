@@ -145,4 +145,5 @@ class AnchoringService:
             blockNumber=batch["blockNumber"],
             anchoredAt=batch["anchoredAt"],
             explorerUrl=self._explorer_url(batch["txHash"]),
+            graphTag=batch.get("graphTag"),
         )

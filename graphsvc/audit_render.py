@@ -1,0 +1,167 @@
+"""An audit's verdict, as text for a terminal and as JSON (`graphsvc audit --json`): the same claims.
+
+The verdict says only what was earned. "K of N memories anchored and unchanged" counts memories whose
+envelope hashes to their hash, whose proof folds to a root that is on chain as the export says; the
+others are "unanchored (self-consistent only)": nothing outside the file vouches for them. The graph
+is called complete only when the graph tag whose list was walked is bound to a trust root you brought;
+with the file's own tag the list is walked but nothing is claimed. Every trust root is named with
+where it came from, and every string from the file or the chain is shown inert.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphsvc.audit import UNREADABLE, AuditReport
+from graphsvc.domain.export_check import inert
+from graphsvc.domain.render import plural
+
+Check = tuple[str, bool | None, str]
+SHOWN_FINDINGS = 50
+
+
+def _check(key: str, rules: set[str], failing: set[str], held: str, broken: str) -> Check:
+    ok = not rules & failing
+    return key, ok, held if ok else broken
+
+
+def file_checks(report: AuditReport) -> list[Check]:
+    c, header = report.checked, report.checked.header
+    rules, last = c.rules(), header.lastSeq if header else 0
+    return [
+        _check(
+            "lines",
+            rules,
+            {"json", "schema", "order", "duplicate", "truncated", "trailer", "graph", "chain", "reserved"},
+            f"{c.lines:,} lines read: records in order, unique, trailer digest and counts match",
+            f"{c.lines:,} lines read: a record is unreadable, out of order, repeated, not counted or not importable",
+        ),
+        _check(
+            "hashes",
+            rules,
+            {"hash"},
+            f"{c.hashed:,} of {plural(c.memories, 'memory', 'memories')} hash to their envelopes",
+            f"{c.memories - c.hashed:,} of {plural(c.memories, 'memory', 'memories')} do not hash to their envelopes",
+        ),
+        _check(
+            "proofs",
+            rules,
+            {"proof", "batch", "members", "link"},
+            f"{plural(c.proofs, 'proof', 'proofs')} (memories and tombstones) fold to their batch roots; "
+            "each batch holds its leaf count",
+            "a proof does not fold, or a batch does not hold its leaf count of members",
+        ),
+        _check(
+            "positions",
+            rules,
+            {"position"},
+            f"positions 1..{last:,}: each a memory, a tombstone or a forget record",
+            f"{c.positions_missing:,} of positions 1..{last:,} hold no memory, tombstone or forget record",
+        ),
+        _check(
+            "edges",
+            rules,
+            {"edge", "entity", "relation"},
+            f"MENTIONS and SUPERSEDES agree with the envelopes; {plural(c.entities, 'entity', 'entities')} "
+            f"and {plural(c.relations, 'relation', 'relations')} whole"
+            + (
+                f"; {plural(c.extracted, 'extracted edge', 'extracted edges')} counted apart (not hashed)"
+                if c.extracted
+                else ""
+            ),
+            "an edge, entity or relation does not agree with what is hashed, or goes nowhere",
+        ),
+    ]
+
+
+def checks(report: AuditReport) -> list[Check]:
+    out = file_checks(report)
+    if report.chain is not None:
+        out += report.chain.checks
+    if report.unreachable:
+        out.append(("chain", None, f"not checked: {report.unreachable}"))
+    elif report.chain is None and not report.unreadable:
+        out.append(("chain", None, "not checked: no RPC"))
+    return out
+
+
+def _contract_note(report: AuditReport) -> str:
+    contract = next((t for t in report.chain.trust if t.name == "contract"), None) if report.chain else None
+    if contract is not None and contract.source == "file":
+        return f" The contract is the file's ({contract.value}): pin the operator's with --contract."
+    return ""
+
+
+def verdict(report: AuditReport) -> str:
+    """The first line: what holds, in as many words as were earned."""
+    c, header = report.checked, report.checked.header
+    graph = repr(inert(header.graph)) if header else "?"
+    code = report.exit_code
+    if code == 2:
+        unread = sum(1 for f in c.findings if f.rule in UNREADABLE)
+        return (
+            f"✗ Cannot read the export: {plural(unread, 'line is not a record', 'lines are not records')} "
+            "of graphsvc.export/v1 (nothing was checked against the chain)."
+        )
+    if code == 1:
+        return f"✗ Not audited: {plural(len(report.findings), 'problem', 'problems')} in the export of graph {graph}."
+    held = f"{c.anchored:,} of {plural(c.memories, 'memory', 'memories')} anchored and unchanged"
+    rest = f"{c.memories - c.anchored:,} unanchored (self-consistent only)"
+    if code == 3:
+        return f"? Could not check the chain: the file's own checks passed for graph {graph} (nothing anchored is proven)."
+    trust = next((t for t in report.chain.trust if t.name == "graph tag"), None) if report.chain else None
+    if report.complete:
+        assert trust is not None
+        return (
+            f"✓ Audited: graph {graph} is complete and unchanged: {held}; {rest}; every batch its graph tag "
+            f"lists on chain is here ({trust.source} tag).{_contract_note(report)}"
+        )
+    return (
+        f"✓ Consistent, not proven complete: graph {graph}: {held}; {rest}. Completeness is not proven: "
+        "no graph tag of yours (bring --graph-tag, --known-root or --bundle)."
+        f"{_contract_note(report)}"
+    )
+
+
+def render(report: AuditReport) -> str:
+    """The verdict, the checklist (✓ / ✗ / · not proven or not checked), the trust roots, notes, then
+    every problem by line."""
+    marks = {True: "✓", False: "✗", None: "·"}
+    lines = [verdict(report), *(f"  {marks[ok]} {key:<9} {text}" for key, ok, text in checks(report))]
+    if report.chain is not None:
+        lines += [f"  trust: {t}" for t in report.chain.trust]
+        lines += [f"  note: {n}" for n in report.chain.notes]
+    lines += [f"  {f}" for f in report.findings[:SHOWN_FINDINGS]]
+    if len(report.findings) > SHOWN_FINDINGS:
+        lines.append(f"  … {len(report.findings) - SHOWN_FINDINGS:,} more problems")
+    if report.rpc_calls:
+        lines.append(f"  {report.rpc_calls:,} RPC calls, {report.seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def as_json(report: AuditReport) -> dict[str, Any]:
+    """The same verdict as data: every claim, trust root and finding (strings as the file gave them;
+    JSON escapes what a terminal would act on)."""
+    c, chain = report.checked, report.chain
+    return {
+        "exitCode": report.exit_code,
+        "verdict": verdict(report),
+        "graph": c.header.graph if c.header else None,
+        "memories": {"total": c.memories, "anchored": c.anchored, "unanchored": c.memories - c.anchored},
+        "tombstones": c.tombstones,
+        "batches": len(c.batches),
+        "entities": c.entities,
+        "relations": c.relations,
+        "extractedEdges": c.extracted,
+        "complete": report.complete,
+        "trustRoots": [
+            {"name": t.name, "value": t.value, "source": t.source, "via": t.via or None} for t in chain.trust
+        ]
+        if chain
+        else [],
+        "checks": [{"key": k, "ok": ok, "text": text} for k, ok, text in checks(report)],
+        "notes": chain.notes if chain else [],
+        "findings": [{"line": f.line, "rule": f.rule, "text": f.text} for f in report.findings],
+        "rpcCalls": report.rpc_calls,
+        "seconds": round(report.seconds, 3),
+    }
