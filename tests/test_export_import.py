@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from graphsvc import audit_render
 from graphsvc.config import Settings
 from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, LinkInput, RecallInput, RememberInput
@@ -24,7 +25,7 @@ from graphsvc.services.import_rows import derived
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.recall.keywords import graph_key
 from graphsvc.store.graph import GraphStore
-from tests.exports import MON, POOL, anchoring, export, importer, wipe
+from tests.exports import MON, POOL, anchoring, audited, export, importer, wipe
 
 pytestmark = pytest.mark.neo4j
 __all__ = ["anchoring"]  # a fixture of this module's tests
@@ -293,3 +294,46 @@ async def test_an_import_that_the_store_does_not_write_stops_and_reports_nothing
     _, lines = two_tenants
     with pytest.raises(NotWritten):
         await importer(_Dropping(store), settings, memory).run(lines)
+
+
+async def test_extracted_edges_are_exported_apart_audited_and_never_imported(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    stored = await memory.remember(RememberInput(text="Gas on Monad spiked", entities=[MON], graph=graph))
+    await anchoring.anchor_now(GraphInput(graph=graph))
+    await store._driver.execute_query(  # what the extraction worker writes (cypher/extract/store)
+        "MATCH (m:Memory {graph: $g, id: $id}) SET m.extractedWith = 'rules/1' "
+        "CREATE (e:Entity:Topic {graph: $g, id: 'Topic:gas', label: 'Topic', name: 'gas', normName: 'gas', "
+        "source: 'extracted'}) CREATE (m)-[:MENTIONS {id: 'edge_x', source: 'extracted', extractor: 'rules/1'}]->(e)",
+        g=graph,
+        id=stored.id,
+        database_=store._database,
+    )
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
+    records = [json.loads(line) for line in lines]
+    assert {"source": "extracted"} in [r["props"] for r in records if r["type"] == "entity"]
+    report = audited(lines, settings)
+    assert report.exit_code == 0 and report.checked.extracted == 1, audit_render.render(report)
+    await wipe(store, graph)
+    await importer(store, settings, memory).run(lines)
+    edges, _, _ = await store._driver.execute_query(
+        "MATCH (m:Memory {graph: $g})-[r:MENTIONS]->(e:Entity) RETURN e.id AS to, r.source AS source, "
+        "m.extractedWith AS read",
+        g=graph,
+        database_=store._database,
+    )
+    assert [(r["to"], r["source"], r["read"]) for r in edges] == [("Token:MON", "agent", None)]
+    made, _, _ = await store._driver.execute_query(
+        "MATCH (e:Entity {graph: $g}) RETURN e.id AS id, e.source AS source, e.normName AS norm ORDER BY e.id",
+        g=graph,
+        database_=store._database,
+    )
+    assert [tuple(r.values()) for r in made] == [
+        ("Token:MON", None, "mon"),
+        ("Topic:gas", "extracted", "gas"),
+    ]

@@ -8,5 +8,5 @@ WHERE e.id > $after
 WITH e
 ORDER BY e.graph, e.id
 LIMIT $limit
-RETURN e.id AS id, e.label AS label, e.name AS name,
+RETURN e.id AS id, e.label AS label, e.name AS name, e.source AS source,
        [(e)-[r]->(b:Entity) | {id: r.id, rel: type(r), to: b.id, props: properties(r)}] AS relations

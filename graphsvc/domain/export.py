@@ -62,7 +62,9 @@ MEMORY_DERIVED = frozenset(
         "extractedWith",
     }
 )
-ENTITY_DERIVED = frozenset({"normName"})  # an entity's other properties: its line's id, label and name
+# An entity is its line's id, label and name, and `source: "extracted"` in `props` when only extraction
+# made it (services/extraction.py); its normalised name is derived by the importing server.
+ENTITY_DERIVED = frozenset({"normName"})
 RELATION_RESERVED = frozenset({"id", "graph"})  # as `link` refuses them in props
 MemoryId = Annotated[str, Field(min_length=1, max_length=300)]
 Position = Annotated[int, Field(ge=1, le=2**53, strict=True)]

@@ -273,7 +273,12 @@ class _Pass:
         self._last_entity = entity.id
         self.out.entities += 1
         self.shape.entity(number, entity)
-        self._reserved(number, f"entity {inert(entity.id)!r}", entity.props, ENTITY_DERIVED.__contains__)
+        props = entity.props
+
+        def allowed(name: str) -> bool:  # `source`: only extraction made it
+            return name in ENTITY_DERIVED or (name == "source" and props[name] == "extracted")
+
+        self._reserved(number, f"entity {inert(entity.id)!r}", props, allowed)
 
     def _reserved(
         self, number: int, what: str, props: Mapping[str, object], allowed: Callable[[str], bool]

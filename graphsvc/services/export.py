@@ -23,6 +23,7 @@ from graphsvc.domain.export import (
     EntityLine,
     Header,
     MemoryLine,
+    Props,
     RelationLine,
     TombstoneLine,
     Trailer,
@@ -128,7 +129,9 @@ class Exporter:
             "export/entities", graph=self.graph, after=after, limit=self._page
         ):
             for row in rows:
-                yield self._emit(EntityLine(id=row["id"], label=row["label"], name=row["name"]), "entities")
+                made: Props = {"source": "extracted"} if row["source"] == "extracted" else {}
+                entity = EntityLine(id=row["id"], label=row["label"], name=row["name"], props=made)
+                yield self._emit(entity, "entities")
                 for rel in sorted(row["relations"], key=lambda r: (r["rel"], r["to"], r["id"] or "")):
                     extra = {k: v for k, v in rel["props"].items() if k not in RELATION_RESERVED}
                     line = RelationLine.model_validate(

@@ -1,12 +1,13 @@
 """What an import writes of each record: built from an allow-list, never from the file's keys.
 
 A memory's node gets its envelope's fields, its hash and position, the properties an export carries
-(domain/export.py's MEMORY_CARRIED: who wrote it, what store_event recorded, its `data`) and the properties this
-server derives itself, as remember would: its title, content key, graph key and times. Nothing else of
-the file reaches a node: not a `graph` (the statement sets it last, from the header), not an embedding
-or its model, not what the extractor did. An entity gets its id, label and name; a relation its
-properties but `id` and `graph`; an edge its type, end and id, and its writer when the file names one.
-Extracted edges are never written: this server's worker extracts again.
+(domain/export.py's MEMORY_CARRIED: who wrote it, what store_event recorded, its `data`) and the
+properties this server derives itself, as remember would: its title, content key, graph key and times.
+Nothing else of the file reaches a node: not a `graph` (the statement sets it last, from the header),
+not an embedding or its model, not what the extractor did. An entity gets its id, label and name, its
+normalised name (derived) and whether only extraction made it; a relation its properties but `id` and
+`graph`; an edge its type, end and id, and where it came from when the file says. Extracted edges are
+never written: this server's worker extracts again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from graphsvc.domain.export import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
+from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key
 from graphsvc.domain.merkle import pack_proof
 from graphsvc.domain.render import clip
@@ -87,7 +89,15 @@ def edge_row(edge: Edge) -> dict[str, Any]:
 
 
 def entity_row(entity: EntityLine) -> dict[str, Any]:
-    return {"id": entity.id, "label": entity.label, "name": entity.name}
+    """An entity as remember (or, for one only extraction made, the extractor) writes it."""
+    made = entity.props.get("source") == "extracted"
+    return {
+        "id": entity.id,
+        "label": entity.label,
+        "name": entity.name,
+        "normName": normalise(entity.name),
+        "source": "extracted" if made else None,
+    }
 
 
 def relation_row(relation: RelationLine) -> dict[str, Any] | None:
