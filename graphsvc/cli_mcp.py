@@ -6,16 +6,20 @@ with the database's credentials, as every command does (any graph, no token), or
 GRAPHSVC_TOKEN (its graph and scopes, checked at every call). With `--url` it bridges to a running
 graphsvc over streamable HTTP, with GRAPHSVC_TOKEN as its bearer token.
 
-stdout carries MCP and nothing else; logs go to stderr. It exits 0 when stdin closes, and 1 with
-one line on stderr when it cannot start (Neo4j or the server unreachable, a refused token).
+stdout carries MCP and nothing else; logs go to stderr. It exits 0 when stdin closes or on SIGTERM
+(what clients send when a closed stdin is not enough: the services are closed first, so what they
+hold, such as the anchoring lease, is released rather than left to lapse), and 1 with one line on
+stderr when it cannot start (Neo4j or the server unreachable, a refused token).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -76,8 +80,16 @@ def cmd_mcp(args: argparse.Namespace, settings_of: Callable[[argparse.Namespace]
     logs.configure(settings, "plain")  # to stderr
     main = _bridged(args.url, settings) if args.url else _in_process(settings)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(main)
+        runner.run(_until_terminated(main))
     return 0
+
+
+async def _until_terminated(main: Coroutine[Any, Any, None]) -> None:
+    """Runs `main`; SIGTERM cancels it, so that its `finally` closes the services."""
+    task = asyncio.ensure_future(main)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,9 @@ def environment(settings: Settings, **extra: str) -> dict[str, str]:
         "ANCHOR_CONTRACT": chain.contract or "",
         "GRAPHSVC_CHAIN_PRIVATE_KEY": key,
         "GRAPHSVC_CHAIN_RECEIPT_TIMEOUT_S": "10",
+        # The session's lease: a process a client kills while it anchors holds it no longer than
+        # the session's own anchorers wait for it (tests/conftest.py).
+        "GRAPHSVC_CHAIN_LEASE_TTL_S": str(settings.chain.lease_ttl_s),
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", "/root"),
         **extra,

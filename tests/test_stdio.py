@@ -4,6 +4,7 @@ a running graphsvc; bad lines, oversized lines, stdin closing and a missing Neo4
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import tempfile
 from typing import Any
@@ -137,3 +138,15 @@ def test_stdin_closed_mid_call_answers_the_call_then_exits_0(settings: Settings,
     )
     assert process.returncode == 0, err.decode()[-2000:]
     assert _answers(out)[2]["result"]["structuredContent"]["id"].startswith("mem_")
+
+
+def test_sigterm_closes_the_services_and_exits_0(settings: Settings, graph: str) -> None:
+    process = stdio.spawn(settings)
+    assert process.stdin and process.stdout
+    process.stdin.write(stdio.INITIALIZE)
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1  # serving: the services are up
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=WAIT_S)
+    assert process.returncode == 0, err.decode()[-2000:]
+    assert b"Traceback" not in err
