@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphsvc.audit import UNREADABLE, AuditReport
-from graphsvc.domain.export_check import inert
+from graphsvc.domain.export_check import Checked, inert
 from graphsvc.domain.render import plural
 
 Check = tuple[str, bool | None, str]
@@ -54,10 +54,13 @@ def file_checks(report: AuditReport) -> list[Check]:
         _check(
             "positions",
             rules,
-            {"position"},
-            f"positions 1..{last:,}: each a memory, a tombstone or a forget record",
-            f"{c.positions_missing:,} of positions 1..{last:,} hold no memory, tombstone or forget record",
+            {"position", "manifest"},
+            f"positions 1..{last:,}: each a memory, a tombstone or forgotten before it was anchored; "
+            + _bound(c.positions_bound, c.anchored),
+            f"{c.positions_missing:,} of positions 1..{last:,} hold no memory or tombstone and were not forgotten "
+            "before anchoring, or a manifest does not bind its batch's positions",
         ),
+        _forgets(c, rules),
         _check(
             "edges",
             rules,
@@ -72,6 +75,35 @@ def file_checks(report: AuditReport) -> list[Check]:
             "an edge, entity or relation does not agree with what is hashed, or goes nowhere",
         ),
     ]
+
+
+def _bound(bound: int, anchored: int) -> str:
+    said = f"{bound:,} of {anchored:,} anchored memories' positions bound by their batches' manifests"
+    if bound < anchored:
+        said += f" ({anchored - bound:,} in batches sealed before manifests: their order is not proven)"
+    return said
+
+
+def _forgets(c: Checked, rules: set[str]) -> Check:
+    """Tombstones: each forget anchored as its own record, or one of the graph's tombstones from before
+    forget records (which its first manifest lists, when it has one)."""
+    if rules & {"forget", "manifest"}:
+        return "forgets", False, "a forget record or a tombstone from before them is not as anchored"
+    said = f"{c.forgets:,} of {plural(c.tombstones, 'tombstone', 'tombstones')} with their forget records anchored"
+    if not c.before:
+        return "forgets", True, said
+    if c.manifests:
+        return (
+            "forgets",
+            True,
+            f"{said}; {c.before:,} from before forget records, as the graph's first manifest lists",
+        )
+    return (
+        "forgets",
+        None,
+        f"{said}; {c.before:,} from before forget records, and no manifest lists them: a forget that happened "
+        "and one that did not look the same",
+    )
 
 
 def checks(report: AuditReport) -> list[Check]:
@@ -148,7 +180,8 @@ def as_json(report: AuditReport) -> dict[str, Any]:
         "verdict": verdict(report),
         "graph": c.header.graph if c.header else None,
         "memories": {"total": c.memories, "anchored": c.anchored, "unanchored": c.memories - c.anchored},
-        "tombstones": c.tombstones,
+        "tombstones": {"total": c.tombstones, "forgetsAnchored": c.forgets, "beforeForgetRecords": c.before},
+        "positionsBound": c.positions_bound,
         "batches": len(c.batches),
         "entities": c.entities,
         "relations": c.relations,

@@ -175,7 +175,7 @@ async def test_an_rpc_outage_mid_anchor_loses_nothing_and_the_next_call_finishes
         with pytest.raises(ChainUnavailable):
             await broken.anchor_now(GraphInput(graph=graph))
         batches = await _cypher(
-            store, "MATCH (b:Batch {graph: $g}) RETURN b.status AS status, b.count AS n", g=graph
+            store, "MATCH (b:Batch {graph: $g}) RETURN b.status AS status, b.memories AS n", g=graph
         )
         assert [b["n"] for b in batches] == [3]
         later = await memory.remember(RememberInput(text="after the outage", graph=graph))

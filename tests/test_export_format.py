@@ -15,6 +15,7 @@ from graphsvc.devstack.chain import CONTRACTS
 from graphsvc.domain import export
 from graphsvc.domain.export_check import check_lines, inert
 from graphsvc.domain.hashing import memory_envelope, memory_hash
+from graphsvc.domain.manifest import manifest_leaf
 from graphsvc.domain.merkle import MerkleTree, memory_leaf
 
 GRAPH = "ops"
@@ -358,3 +359,83 @@ def test_edges_entities_and_relations_are_held_to_what_is_hashed() -> None:
     }
     for what, (change, rule) in cases.items():
         assert rule in check_lines(_changed(change)).rules(), what
+
+
+def _upgraded_file() -> list[dict[str, Any]]:
+    """A graph anchored by an older graphsvc (batch 1: no manifest; memory 2 forgotten then, no forget
+    record) and then by this one (batch 2: memory 3 and the manifest naming memory 2 as from before)."""
+    fields = [
+        {
+            "id": f"mem_{n:04d}",
+            "graph": GRAPH,
+            "text": f"note {n}",
+            "tags": [],
+            "entities": [],
+            "created_at": "2026-12-05T00:00:00.000Z",
+        }
+        for n in (1, 2, 3)
+    ]
+    hashes = [memory_hash(**f) for f in fields]
+    leaves = [memory_leaf(f["id"], bytes.fromhex(h[2:])) for f, h in zip(fields, hashes, strict=True)]
+    old = MerkleTree.build(leaves[:2])
+    _, manifest = manifest_leaf(GRAPH, [(3, "mem_0003")], [], ["mem_0002"])
+    new = MerkleTree.build([leaves[2], manifest])
+    records = _file(1)  # its header and batch as templates
+    batch = records[1]
+    records[0] |= {
+        "lastSeq": 3,
+        "counts": {"batches": 2, "entities": 0, "relations": 0, "memories": 2, "tombstones": 1},
+    }
+    first = batch | {"root": "0x" + old.root.hex(), "count": 2, "graphTag": None, "prevRoot": None}
+    second = batch | {
+        "root": "0x" + new.root.hex(),
+        "seq": 2,
+        "count": 2,
+        "blockNumber": 6,
+        "manifestProof": ["0x" + p.hex() for p in new.proof(manifest)],
+    }
+
+    def memory(n: int, tree: MerkleTree, root: str) -> dict[str, Any]:
+        f = fields[n - 1]
+        return {
+            "type": "memory",
+            "seq": n,
+            "id": f["id"],
+            "hash": hashes[n - 1],
+            "envelope": memory_envelope(**f),
+            "batch": root,
+            "proof": ["0x" + p.hex() for p in tree.proof(leaves[n - 1])],
+            "edges": [],
+            "props": {},
+        }
+
+    tombstone = {
+        "type": "tombstone",
+        "id": "mem_0002",
+        "hash": hashes[1],
+        "seq": 2,
+        "forgottenAt": "2026-12-05T00:30:00.000Z",
+        "batch": first["root"],
+        "proof": ["0x" + p.hex() for p in old.proof(leaves[1])],
+    }
+    return [
+        records[0],
+        first,
+        second,
+        memory(1, old, first["root"]),
+        memory(3, new, second["root"]),
+        tombstone,
+    ]
+
+
+def test_tombstones_from_before_forget_records_are_those_the_first_manifest_lists() -> None:
+    good = check_lines(_lines(_upgraded_file()))
+    assert good.ok, good.findings
+    assert (good.before, good.manifests, good.positions_bound, good.anchored) == (1, 1, 1, 2)
+    records = _upgraded_file()
+    forged = records[3] | {"type": "tombstone", "forgottenAt": "2026-12-05T00:30:00.000Z"}
+    for key in ("envelope", "edges", "props"):
+        forged.pop(key)
+    passed_off = [*records[:3], records[4], forged, records[5]]  # memory 1 "forgotten before", too
+    passed_off[0]["counts"] |= {"memories": 1, "tombstones": 2}
+    assert "manifest" in check_lines(_lines(passed_off)).rules()

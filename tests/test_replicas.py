@@ -184,7 +184,7 @@ async def test_anchoring_through_both_replicas_puts_each_memory_in_one_batch_and
     assert {r["id"] for r in records} == set(written) and len(written) == 28
     assert [r["id"] for r in records if len(r["roots"]) != 1] == []
     records, _, _ = await store._driver.execute_query(
-        "MATCH (b:Batch {graph: $graph}) RETURN b.root AS root, b.count AS count, b.status AS status",
+        "MATCH (b:Batch {graph: $graph}) RETURN b.root AS root, b.memories AS count, b.status AS status",
         graph=graph,
         database_=store._database,
     )

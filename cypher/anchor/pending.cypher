@@ -1,8 +1,29 @@
 // mode: read
 // params: graph, limit
-// One row of two lists: far cheaper for the driver than one row per memory.
-MATCH (m:Memory:Pending {graph: $graph})
-WITH m
-ORDER BY m.id
-LIMIT $limit
-RETURN collect(m.id) AS ids, collect(m.hash) AS hashes
+// What the graph's next batch seals, in one row of lists (far cheaper for the driver than a row per
+// memory): its pending memories (ids, hashes, positions), the tombstones whose forget records wait
+// (domain/manifest.py), whether a batch of the graph already carries a manifest, and, for the graph's
+// first one, the tombstones made before forget records (no record, none waiting).
+CALL () {
+  OPTIONAL MATCH (m:Memory:Pending {graph: $graph})
+  WITH m
+  ORDER BY m.id
+  LIMIT $limit
+  RETURN collect(m.id) AS ids, collect(m.hash) AS hashes, collect(m.seq) AS seqs
+}
+CALL () {
+  OPTIONAL MATCH (t:Tombstone:Pending {graph: $graph})
+  WITH t
+  ORDER BY t.id
+  LIMIT $limit
+  RETURN collect(t {.id, .hash, .forgottenAt}) AS forgets
+}
+CALL () {
+  RETURN EXISTS { MATCH (b:Batch {graph: $graph}) WHERE b.manifestProof IS NOT NULL } AS manifested
+}
+CALL () {
+  OPTIONAL MATCH (t:Tombstone {graph: $graph})
+  WHERE NOT t:Pending AND NOT EXISTS { (t)-[:RECORDED_IN]->(:Batch) }
+  RETURN collect(t.id) AS before
+}
+RETURN ids, hashes, seqs, forgets, manifested, before

@@ -1,5 +1,7 @@
 // mode: read
 // params:
-MATCH (m:Memory:Pending)
-RETURN m.graph AS graph, count(*) AS pending
+// Graphs with leaves waiting for a batch: memories, and tombstones whose forget records wait.
+MATCH (p:Pending)
+WHERE p:Memory OR p:Tombstone
+RETURN p.graph AS graph, count(*) AS pending
 ORDER BY graph

@@ -4,5 +4,5 @@
 MATCH (b:Batch {graph: $graph})
 WHERE b.status IN ['INCLUDED', 'FINALIZED']
 RETURN b {.root, .seq, .count, .graphTag, .prevRoot, .chainId, .contract, .txHash, .blockNumber,
-          .anchoredAt} AS batch
+          .anchoredAt} AS batch, b.manifestProof AS manifestProof
 ORDER BY b.seq

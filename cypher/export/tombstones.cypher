@@ -1,6 +1,7 @@
 // mode: read
 // params: graph, after, limit
-// A page of the graph's tombstones by id (keyset), with their batch and packed proof.
+// A page of the graph's tombstones by id (keyset), with their batch and packed proof, and where their
+// forget record was anchored (none for a tombstone made before forget records).
 MATCH (t:Tombstone {graph: $graph})
 USING INDEX SEEK t:Tombstone(graph, id)
 WHERE t.id > $after
@@ -8,4 +9,6 @@ WITH t
 ORDER BY t.graph, t.id
 LIMIT $limit
 OPTIONAL MATCH (t)-[ib:IN_BATCH]->(b:Batch)
-RETURN t {.id, .hash, .seq, .forgottenAt} AS tombstone, b.root AS batch, ib.proof AS proof
+OPTIONAL MATCH (t)-[rec:RECORDED_IN]->(r:Batch)
+RETURN t {.id, .hash, .seq, .forgottenAt} AS tombstone, b.root AS batch, ib.proof AS proof,
+       r.root AS recordedIn, rec.proof AS recordProof

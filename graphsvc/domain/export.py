@@ -116,6 +116,10 @@ def _not_in_batch(rel: str) -> str:
 EdgeRel = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$"), AfterValidator(_not_in_batch)]
 
 
+def _none(value: object) -> bool:
+    return value is None
+
+
 class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -159,6 +163,13 @@ class BatchLine(_Line):
     txHash: Hex32
     blockNumber: Count
     anchoredAt: Count = Field(description="Block time, milliseconds since the epoch")
+    manifestProof: list[Hex32] | None = Field(
+        default=None,
+        max_length=64,
+        exclude_if=_none,
+        description="The proof of the batch's manifest leaf (domain/manifest.py), derived from the export; "
+        "absent for a batch sealed before manifests",
+    )
 
 
 class EntityLine(_Line):
@@ -193,10 +204,6 @@ def carried_data(text: str) -> dict[str, Any]:
         return check_data(cast(dict[str, Any], data))
     except RecursionError:
         raise ValueError("data is nested too deep") from None
-
-
-def _none(value: object) -> bool:
-    return value is None
 
 
 class Edge(_Line):
@@ -244,6 +251,13 @@ class MemoryLine(_Line):
     )
 
 
+class Forget(_Line):
+    """Where a tombstone's forget record (domain/manifest.py) was anchored: a later batch, its proof."""
+
+    batch: Hex32
+    proof: list[Hex32] = Field(max_length=64)
+
+
 class TombstoneLine(_Line):
     type: Literal["tombstone"] = "tombstone"
     id: MemoryId
@@ -252,6 +266,11 @@ class TombstoneLine(_Line):
     forgottenAt: StoredInstant
     batch: Hex32
     proof: list[Hex32] = Field(max_length=64)
+    forget: Forget | None = Field(
+        default=None,
+        exclude_if=_none,
+        description="Its anchored forget record; absent for a memory forgotten before forget records",
+    )
 
 
 class Trailer(_Line):

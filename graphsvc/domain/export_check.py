@@ -17,7 +17,9 @@ Each problem is a Finding: the line, a rule name and one sentence. The rules:
     proof       a Merkle proof does not fold the leaf of (id, hash) to its batch's root
     link        a batch's prevRoot is not the root of the export's batch before it (same graph tag)
     members     a batch's leaf count differs from the members the export holds of it
-    position    a position of the remember order is neither a memory, a tombstone nor a forget record
+    position    a position of the remember order is neither a memory, a tombstone nor one the header
+                says was forgotten before it was anchored (`forgottenUnanchored`)
+    forget, manifest  (export_manifest.py) a forget record or a batch's manifest is not as anchored
     reserved    a property an import does not take from a file (a memory's `graph`, an entity's, a
                 relation's `id`...): the importing server sets or derives it (domain/export.py's lists)
     truncated   no trailer: the file ends early
@@ -27,7 +29,6 @@ Each problem is a Finding: the line, a rule name and one sentence. The rules:
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,46 +53,15 @@ from graphsvc.domain.export import (
     Trailer,
     carried_data,
 )
+from graphsvc.domain.export_findings import BatchSeen, Finding, inert
 from graphsvc.domain.export_lines import Unreadable, parse
+from graphsvc.domain.export_manifest import Manifests
 from graphsvc.domain.export_shape import Shape, key
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.merkle import memory_leaf, verify
 from graphsvc.domain.render import plural
 
 MAX_POSITIONS = 1_000_000_000  # a bitmap of this many positions is 125 MB
-SHOWN = 60  # the longest string from the file a message quotes
-
-
-def inert(value: object, width: int = SHOWN) -> str:
-    """A string from the file as a message may show it: control and format characters (newlines,
-    escapes, bidi overrides) escaped, and cut to `width`."""
-    text = str(value)
-    out: list[str] = []
-    for ch in text[: width + 1]:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or ch == "\\":
-            out.append(ch.encode("unicode_escape").decode("ascii") if ch != "\\" else "\\\\")
-        else:
-            out.append(ch)
-    shown = "".join(out)
-    return shown[:width] + "…" if len(text) > width else shown
-
-
-@dataclass(frozen=True)
-class Finding:
-    line: int | None  # None: about the whole file
-    rule: str
-    text: str
-
-    def __str__(self) -> str:
-        where = f"line {self.line}" if self.line is not None else "file"
-        return f"{where}: [{self.rule}] {self.text}"
-
-
-@dataclass
-class BatchSeen:
-    line: int
-    batch: BatchLine
-    members: int = 0
 
 
 @dataclass
@@ -110,6 +80,10 @@ class Checked:
     entities: int = 0
     relations: int = 0
     extracted: int = 0  # extracted edges (not hashed): counted apart
+    manifests: int = 0  # batches whose manifest folds to their root
+    positions_bound: int = 0  # memories whose position a manifest binds
+    forgets: int = 0  # tombstones with an anchored forget record
+    before: int = 0  # tombstones from before forget records
     positions_missing: int = 0
     trailer: Trailer | None = None
 
@@ -144,6 +118,7 @@ class _Pass:
         self._last_batch_seq = -1
         self._ids: set[int] = set()
         self.shape = Shape(self._find, inert)
+        self.manifests = Manifests(self._find, inert, self.out.batches)
         self._seen: bytearray = bytearray()
         self._chained_tail: str | None = None  # root of the last batch on the header's tag
 
@@ -225,7 +200,7 @@ class _Pass:
             return
         self._seen = bytearray(header.lastSeq // 8 + 1)
         for seq in header.forgottenUnanchored:
-            self._position(number, seq, "a forget record")
+            self._position(number, seq, "forgotten before it was anchored")
 
     def _batch(self, number: int, batch: BatchLine) -> None:
         header = self.out.header
@@ -348,6 +323,7 @@ class _Pass:
         if memory.batch is not None:
             self.out.anchored += 1
             self._member(number, memory.id, memory.hash, memory.batch, memory.proof)
+            self.manifests.member(memory.batch, memory.seq, memory.id, memory=True)
 
     def _tombstone(self, number: int, tombstone: TombstoneLine) -> None:
         self.out.tombstones += 1
@@ -358,6 +334,8 @@ class _Pass:
         if tombstone.seq is not None:
             self._position(number, tombstone.seq, f"tombstone {inert(tombstone.id)}")
         self._member(number, tombstone.id, tombstone.hash, tombstone.batch, tombstone.proof)
+        if self.out.header is not None:
+            self.manifests.tombstone(number, self.out.header.graph, tombstone)
 
     def _member(self, number: int, memory_id: str, memory_hash: str, root: str, proof: list[str]) -> None:
         seen = self.out.batches.get(root)
@@ -399,14 +377,24 @@ class _Pass:
             self._find(None, "truncated", "the file is empty")
         if out.trailer is None and out.lines:
             self._find(None, "truncated", f"no trailer after line {out.lines:,}: the file ends early")
+        if out.header is not None:
+            self.manifests.finish(out.header.graph)
         for seen in out.batches.values():
             if seen.members != seen.batch.count:
                 self._find(
                     seen.line,
                     "members",
                     f"batch {seen.batch.root} holds {plural(seen.batch.count, 'leaf', 'leaves')}; "
-                    f"the export has {seen.members} of its members (memories and tombstones)",
+                    f"the export has {seen.members} of its members (memories, tombstones, forget records "
+                    "and its manifest)",
                 )
+        m = self.manifests
+        out.manifests, out.positions_bound, out.forgets, out.before = (
+            m.manifested,
+            m.bound,
+            m.recorded,
+            len(m.before),
+        )
         if out.header is not None and out.header.lastSeq <= MAX_POSITIONS:
             self._gaps(out.header.lastSeq)
         self.shape.finish()
@@ -422,7 +410,7 @@ class _Pass:
                     self._find(
                         None,
                         "position",
-                        f"position {seq} is neither a memory, a tombstone nor a forget record: "
+                        f"position {seq} is neither a memory, a tombstone nor forgotten before it was anchored: "
                         "a memory is missing",
                     )
         if self.out.positions_missing > 20:

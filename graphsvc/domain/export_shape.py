@@ -17,13 +17,10 @@ their ends are checked. Memory is bounded by the graph's entities and edge ids (
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphsvc.domain.export import EntityLine, MemoryLine, RelationLine
-
-Find = Callable[[int | None, str, str], None]
-Shown = Callable[[object], str]
+from graphsvc.domain.export_findings import Find, Shown
 
 
 def key(text: str) -> int:

@@ -4,7 +4,8 @@ Memory use is bounded by a page, whatever the graph's size: memories are read in
 keyset pagination on the (graph, seq) index, entities and tombstones by id. The export is of the graph
 as it was when it started: memories remembered later (a position past the header's `lastSeq`) and
 tombstones made later are left out. A graph with a batch not on chain yet is refused: its memories
-would be exported as not anchored while the batch may still be anchored later.
+would be exported as not anchored while the batch may still be anchored later; so is one with a forget
+record not anchored yet (domain/manifest.py): an audit could not tell that forget from a memory removed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from graphsvc.domain.export import (
     Counts,
     Edge,
     EntityLine,
+    Forget,
     Header,
     MemoryLine,
     Props,
@@ -83,7 +85,10 @@ class Exporter:
         Conflict: a batch of the graph is not on chain yet.
         """
         batches = [
-            BatchLine(**row["batch"]) for row in await self._store.run("export/batches", graph=self.graph)
+            BatchLine(
+                **row["batch"], manifestProof=_hexes(row["manifestProof"]) if row["manifestProof"] else None
+            )
+            for row in await self._store.run("export/batches", graph=self.graph)
         ]
         if batches:  # the chain the batches were anchored on, whatever this server is configured with
             self._chain_id, self._contract = batches[-1].chainId, batches[-1].contract
@@ -107,6 +112,11 @@ class Exporter:
         if row["unfinished"]:
             raise Conflict(
                 f"graph {self.graph!r} has {row['unfinished']} batch(es) not on chain yet: finish them "
+                "(anchor_now) and export again"
+            )
+        if row["unrecorded"]:  # an audit could not tell those forgets from memories removed
+            raise Conflict(
+                f"graph {self.graph!r} has {row['unrecorded']} forget(s) not anchored yet: anchor them "
                 "(anchor_now) and export again"
             )
         self._total = row["memories"]
@@ -173,6 +183,7 @@ class Exporter:
             for row in rows:
                 t = row["tombstone"]
                 if row["batch"] is not None and t["forgottenAt"] <= exported_at:
+                    recorded = row["recordedIn"]
                     line = TombstoneLine(
                         id=t["id"],
                         hash=t["hash"],
@@ -180,6 +191,7 @@ class Exporter:
                         forgottenAt=t["forgottenAt"],
                         batch=row["batch"],
                         proof=_hexes(row["proof"]),
+                        forget=Forget(batch=recorded, proof=_hexes(row["recordProof"])) if recorded else None,
                     )
                     yield self._emit(line, "tombstones")
             after = rows[-1]["tombstone"]["id"]

@@ -238,7 +238,10 @@ class _Writer:
     async def add(self, record: Any) -> None:
         match record:
             case BatchLine():
-                self._rows["batches"].append(record.model_dump(exclude={"type"}))
+                row = record.model_dump(exclude={"type", "manifestProof"})
+                if record.manifestProof is not None:
+                    row["manifestProof"] = packed(record.manifestProof)
+                self._rows["batches"].append(row)
             case EntityLine():
                 await self._flush_kind("batches")
                 self._rows["entities"].append(entity_row(record))
@@ -255,8 +258,11 @@ class _Writer:
                 await self._flush_kind("batches", "entities", "relations")
                 if self._memories:
                     await self._write_memories(final=True)
+                forget = record.forget
                 self._rows["tombstones"].append(
-                    record.model_dump(exclude={"type", "proof"}) | {"proof": packed(record.proof)}
+                    record.model_dump(exclude={"type", "proof", "forget"})
+                    | {"proof": packed(record.proof)}
+                    | {"recordedIn": forget and forget.batch, "recordProof": forget and packed(forget.proof)}
                 )
             case _:
                 pass

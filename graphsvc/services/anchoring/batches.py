@@ -16,6 +16,7 @@ from typing import Any
 
 from graphsvc.domain.anchor import UNFINISHED, Batch, OnChain, Sealed, Sent, Status
 from graphsvc.domain.hashing import format_timestamp
+from graphsvc.domain.manifest import forget_leaf, manifest_leaf
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof
 from graphsvc.errors import ChainUnavailable, Conflict
 from graphsvc.services.anchoring.ports import Chain, Clock
@@ -25,6 +26,19 @@ from graphsvc.services.ports import Store
 log = logging.getLogger(__name__)
 MAX_BATCH = 100_000
 POLL_S = 0.25  # between two reads of a receipt or of the finalized block
+
+
+def _leaves(graph: str, pending: dict[str, Any]) -> tuple[list[bytes], str]:
+    """The batch's leaves in the seal's order (its memories, its forget records, its manifest last),
+    and the manifest's hash."""
+    ids, forgets = pending["ids"], pending["forgets"]
+    memories = [memory_leaf(i, bytes.fromhex(h[2:])) for i, h in zip(ids, pending["hashes"], strict=True)]
+    records = [forget_leaf(graph, f["id"], f["hash"], f["forgottenAt"])[1] for f in forgets]
+    before = None if pending["manifested"] else pending["before"]
+    digest, manifest = manifest_leaf(
+        graph, zip(pending["seqs"], ids, strict=True), [f["id"] for f in forgets], before
+    )
+    return [*memories, *records, manifest], digest
 
 
 class Batches:
@@ -91,19 +105,20 @@ class Batches:
         return True
 
     async def seal(self, graph: str, fence: int) -> Sealed | None:
-        """SEALED: pending members, their proofs and the root, written in one transaction."""
+        """SEALED: pending members, their proofs and the root, written in one transaction. The leaves
+        are the pending memories, the forget records waiting, and the batch's manifest
+        (domain/manifest.py)."""
 
         async def work(tx: Any) -> Sealed | None:
             [pending] = await tx.run("anchor/pending", graph=graph, limit=MAX_BATCH)
-            ids = pending["ids"]
-            if not ids:
+            ids, forgets = pending["ids"], pending["forgets"]
+            if not ids and not forgets:
                 return None
             link = await link_of(tx, graph, self._chain.address)
-            leaves = [
-                memory_leaf(i, bytes.fromhex(h[2:])) for i, h in zip(ids, pending["hashes"], strict=True)
-            ]
+            leaves, manifest_hash = _leaves(graph, pending)
             tree = MerkleTree.build(leaves)
             root = "0x" + tree.root.hex()
+            proofs = [pack_proof(tree.proof(leaf)) for leaf in leaves]
             rows = await tx.run(
                 "anchor/seal",
                 owner=self._owner,
@@ -111,17 +126,23 @@ class Batches:
                 graph=graph,
                 root=root,
                 ids=ids,
-                proofs=[pack_proof(tree.proof(leaf)) for leaf in leaves],
+                proofs=proofs[: len(ids)],
+                forgets=[f["id"] for f in forgets],
+                forgetProofs=proofs[len(ids) : -1],
+                count=len(leaves),
+                manifestHash=manifest_hash,
+                manifestProof=proofs[-1],
                 now=format_timestamp(self._clock.now()),
                 **link,
             )
-            if not rows or rows[0]["sealed"] != len(ids):
+            if not rows or (rows[0]["sealed"], rows[0]["recorded"]) != (len(ids), len(forgets)):
                 raise Conflict("the anchoring lease was lost or the pending set changed; nothing was sealed")
             return {
                 "graph": graph,
                 "root": root,
                 "seq": rows[0]["seq"],
-                "count": len(ids),
+                "count": len(leaves),
+                "memories": len(ids),
                 "status": "SEALED",
                 **link,
             }

@@ -140,7 +140,7 @@ class AnchoringService:
         return AnchorResult(
             status="anchored",
             root=batch["root"],
-            count=batch["count"],
+            count=batch.get("memories", batch["count"]),
             txHash=batch["txHash"],
             blockNumber=batch["blockNumber"],
             anchoredAt=batch["anchoredAt"],
