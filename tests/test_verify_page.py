@@ -158,7 +158,7 @@ async def test_a_good_bundle_verifies_in_both_and_both_say_whether_the_contract_
     assert [(o["checks"], o["pinned"]) for o in pinned] == [(ALL_PASS, True)] * 2
 
 
-async def test_both_count_a_batch_of_one_as_one_leaf_and_of_three_as_three_leaves(
+async def test_both_count_the_batch_manifest_as_a_leaf_beside_its_memories(
     verify_page: Page,
     scenario: Scenario,
     memory: MemoryService,
@@ -169,7 +169,8 @@ async def test_both_count_a_batch_of_one_as_one_leaf_and_of_three_as_three_leave
     [alone] = await anchor_batch(
         memory, anchoring, graph, [RememberInput(text="a batch of one", graph=graph)]
     )
-    for bundle, count in ((alone, "1 leaf"), (scenario.good, "3 leaves")):
+    # a batch sealed since forgets were anchored holds its manifest as one more leaf (domain/manifest.py)
+    for bundle, count in ((alone, "2 leaves"), (scenario.good, "4 leaves")):
         anchor = bundle["anchor"]
         said = f"root anchored at the finalized block: batch {anchor['batchSeq']}, {count}, block {anchor['blockNumber']}"
         assert [o["texts"]["root"] for o in await both(verify_page, bundle, rpc_of(settings))] == [said, said]
