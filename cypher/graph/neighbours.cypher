@@ -1,6 +1,10 @@
 // mode: read
-// params: graph, memoryIds, entityIds, exclude, types, direction, rows
+// params: graph, memoryIds, entityIds, exclude, types, direction, links, token, rows
 // One breadth-first level: the edges from the frontier to memories and entities not in `exclude`.
+// `links` says which edges count (recall's option; explore walks 'all'): 'agent' keeps the agent-given
+// ones (`source: 'agent'`, or none: written before edges said where they came from), 'mine' those of
+// them written with the caller's token (`token`; without one, those written without one). A node's
+// degree then counts the same edges, so another writer's edges neither lead the walk nor damp it.
 // The caller orders the frontier lowest degree first, and nothing here sorts: the query reads edges
 // node by node in that order and stops at `rows`. So a hub is expanded last and only as far as the
 // cap needs, and a level costs about `rows` edges however many memories mention a hub.
@@ -21,11 +25,16 @@ MATCH (n)-[r]-(x)
 WHERE (x:Memory OR x:Entity) AND coalesce(x.graph, '') = $graph AND NOT x.id IN $exclude
   AND ($types IS NULL OR type(r) IN $types)
   AND ($direction = 'both' OR ($direction = 'out') = (startNode(r) = n))
+  AND ($links = 'all' OR (coalesce(r.source, 'agent') = 'agent'
+       AND ($links = 'agent' OR coalesce(r.writerToken, '') = coalesce($token, ''))))
 WITH n, r, x
 LIMIT $rows
 // One row holding a list: the Python driver decodes that several times faster than one row each.
 // Only what the walk needs (an entity's name, no memory text): callers fetch the nodes they show.
 RETURN collect({
   frontier: n.id, edgeId: r.id, type: type(r), outgoing: startNode(r) = n,
-  id: x.id, label: coalesce(x.label, 'Memory'), text: x.name, degree: COUNT { (x)--() }
+  id: x.id, label: coalesce(x.label, 'Memory'), text: x.name,
+  degree: CASE WHEN $links = 'all' THEN COUNT { (x)--() }
+          ELSE COUNT { (x)-[e]-() WHERE coalesce(e.source, 'agent') = 'agent'
+                       AND ($links = 'agent' OR coalesce(e.writerToken, '') = coalesce($token, '')) } END
 }) AS rows

@@ -364,6 +364,11 @@ class RememberBatchInput(ContractInput):
     graph: Graph = DEFAULT_GRAPH
 
 
+# Which edges recall's walk follows (docs/recall.md, *Whose links*): every edge; agent-given ones only
+# (`source` agent, or none: written before edges said); or agent-given ones the caller's token wrote.
+Links = Literal["all", "agent", "mine"]
+
+
 class RecallInput(ContractInput):
     # recall needs a query with a word in it, an entity, or both.
     model_config = ConfigDict(
@@ -389,6 +394,11 @@ class RecallInput(ContractInput):
     limit: int = Field(default=10, ge=1, le=50)
     asOf: Instant | None = Field(default=None, description="Return what was valid then (default: now)")
     history: bool = Field(default=False, description="Also return superseded and expired memories")
+    links: Links = Field(
+        default="all",
+        description="Which edges the walk follows: all (default), agent (agent-given ones only, not "
+        "those extraction read from the text), mine (agent-given ones written with your own token)",
+    )
     from_: When | None = Field(
         default=None,
         alias="from",

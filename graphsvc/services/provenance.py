@@ -10,7 +10,8 @@ chain proves, and a memory moved to another server (whose tokens differ) would c
 means nothing there. They say which credential the server accepted, not who held it.
 
 The edges bind the writer for the request they serve (`writing_as`); the remember service reads it
-(`properties`) as it drafts each memory, in the caller's task.
+(`properties`) as it drafts each memory, in the caller's task, and recall reads its token
+(`caller_token`) to walk only the links that token wrote (`links: mine`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ def writing_as(writer: Writer) -> Generator[None, None, None]:
         yield
     finally:
         _current.reset(token)
+
+
+def caller_token() -> str | None:
+    """The id of the token the current request came with (None: none, or auth is off); recall's
+    `links: mine` keeps the edges it wrote."""
+    writer = _current.get()
+    return writer.token if writer else None
 
 
 def properties() -> dict[str, str]:

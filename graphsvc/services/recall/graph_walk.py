@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from graphsvc.domain.models import Links
 from graphsvc.services.ports import Reader, Row
 
 
@@ -48,6 +49,18 @@ class WalkEdge:
     target: str
 
 
+@dataclass(frozen=True)
+class EdgeFilter:
+    """Which edges a walk follows (RecallInput.links): all of them, the agent-given ones, or the
+    agent-given ones written with `token` (the caller's; None: those written without one)."""
+
+    links: Links = "all"
+    token: str | None = None
+
+
+EVERY_EDGE = EdgeFilter()
+
+
 @dataclass
 class Walk:
     nodes: dict[str, Node]
@@ -77,8 +90,10 @@ async def walk(
     direction: Literal["out", "in", "both"] = "both",
     types: list[str] | None = None,
     entities_only_after: int | None = None,
+    edges: EdgeFilter = EVERY_EDGE,
 ) -> Walk:
-    """Expand from `start` (nodes carry their own depth) until `max_depth` or `cap` nodes.
+    """Expand from `start` (nodes carry their own depth) until `max_depth` or `cap` nodes, over the
+    edges `edges` keeps (their degrees counted over the same edges).
 
     Past depth `entities_only_after`, only entities are taken (recall's context ring).
     """
@@ -88,7 +103,9 @@ async def walk(
         level = sorted((n for n in state.nodes.values() if n.depth == depth), key=lambda n: (n.degree, n.id))
         frontier = [n.id for n in level]
         if frontier:
-            await _expand(reader, graph, state, frontier, depth, cap, direction, types, entities_only_after)
+            await _expand(
+                reader, graph, state, frontier, depth, cap, direction, types, entities_only_after, edges
+            )
         depth += 1
     return state
 
@@ -103,6 +120,7 @@ async def _expand(
     direction: str,
     types: list[str] | None,
     entities_only_after: int | None,
+    edges: EdgeFilter,
 ) -> None:
     rows_limit = 4 * (cap - len(state.nodes)) + 200
     [result] = await reader.run(
@@ -111,6 +129,8 @@ async def _expand(
         exclude=[n.id for n in state.nodes.values() if n.depth < depth],
         types=types,
         direction=direction,
+        links=edges.links,
+        token=edges.token,
         rows=rows_limit,
         **split_ids(frontier),
     )

@@ -19,10 +19,11 @@ from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult, ScoreParts
 from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.errors import InvalidInput, NotFound
+from graphsvc.services import provenance
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.ports import Reader, Row
 from graphsvc.services.recall import fusion, timing
-from graphsvc.services.recall.graph_walk import Node, Walk, detail, fetch_nodes, walk
+from graphsvc.services.recall.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
 from graphsvc.services.recall.keywords import lucene_query, named_in, query_terms
 from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, ranked
 from graphsvc.services.recall.term_stats import GraphStats, QueryScorer, analyzed_lines
@@ -96,7 +97,7 @@ class RecallService:
         start += [Node.from_row(row, 0) for row in nearest if row["id"] not in text]
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
         (context, validity), similar = await asyncio.gather(
-            self._walk(req.graph, start, req.hops),
+            self._walk(req.graph, start, req.hops, EdgeFilter(req.links, provenance.caller_token())),
             self._similarities(
                 req.graph, vector, [row["id"] for row in hits.rows[: config.similar_hits] + nearest]
             ),
@@ -177,8 +178,11 @@ class RecallService:
             return {}
         return await self._embeddings.similarities(graph, await vector, ids)
 
-    async def _walk(self, graph: str, start: list[Node], hops: int) -> tuple[Walk, dict[str, dict[str, Any]]]:
-        """The walk from the seeds within `hops`, and the validity of the memories it reached."""
+    async def _walk(
+        self, graph: str, start: list[Node], hops: int, edges: EdgeFilter
+    ) -> tuple[Walk, dict[str, dict[str, Any]]]:
+        """The walk from the seeds within `hops` over the edges the request's `links` keeps, and the
+        validity of the memories it reached."""
         context = await walk(
             self._store,
             graph,
@@ -186,6 +190,7 @@ class RecallService:
             max_depth=2 * hops + 1,
             cap=CONTEXT_NODE_CAP,
             entities_only_after=2 * hops,
+            edges=edges,
         )
         return context, await self._validity(graph, context)
 
