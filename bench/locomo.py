@@ -7,8 +7,10 @@ development half, the only ones its settings were chosen on; the other five are 
 takes that file (or any file of the same shape, such as the development half's copy in the project's
 shared/data/locomo-dev/locomo-dev.json, the default when present); `--conversations` picks which.
 
-Recall's semantic signal is on, as in the service (`--no-embeddings`: keywords alone); after each
-conversation the benchmark waits until the background worker has embedded every turn before asking its questions.
+Recall's semantic signal is on, as in the service (`--no-embeddings`: keywords alone), and so is
+extraction (`--no-extraction`: the graph holds only the entities given); after each conversation the
+benchmark waits until the background workers have embedded and extracted every turn before asking its
+questions.
 Besides the categories, questions are split by the content words they share with their evidence
 (`shared`: the distinct terms, analyzed as recall analyzes them, that the question's keywords and
 the evidence turns' own text, without the speaker's name, have in common: 0, 1, 2 or more).
@@ -58,7 +60,7 @@ from common import neo4j_settings, served
 from pollute import pollute
 
 from graphsvc.app import Services
-from graphsvc.config import EmbeddingsSettings, Settings
+from graphsvc.config import EmbeddingsSettings, ExtractionSettings, Settings
 from graphsvc.domain.spans import Occurred
 from graphsvc.domain.when import Reference, mentions
 from graphsvc.domain.when_words import ENGLISH
@@ -129,15 +131,21 @@ def shared_words(question: str, evidence: list[str]) -> str:
 
 
 async def embedded(settings: Settings) -> float:
-    """Wait (bounded) until the server's embedding backlog is empty; returns the seconds waited."""
+    """Wait (bounded) until the server's background workers have drained their backlogs (embedding,
+    and extraction where it is on); returns the seconds waited."""
     neo = settings.neo4j
     store = GraphStore(create_driver(neo.uri, neo.user, neo.password.get_secret_value()), neo.database)
+    backlogs = [
+        *(["embed/backlog"] if settings.embeddings.enabled else []),
+        *(["extract/backlog"] if settings.extraction.enabled else []),
+    ]
     started = time.monotonic()
     try:
-        while (await store.run("embed/backlog"))[0]["backlog"]:
-            if time.monotonic() - started > EMBEDDED_WITHIN_S:
-                raise TimeoutError(f"the embedding backlog did not empty within {EMBEDDED_WITHIN_S} s")
-            await asyncio.sleep(0.5)
+        for backlog in backlogs:
+            while (await store.run(backlog))[0]["backlog"]:
+                if time.monotonic() - started > EMBEDDED_WITHIN_S:
+                    raise TimeoutError(f"{backlog} did not empty within {EMBEDDED_WITHIN_S} s")
+                await asyncio.sleep(0.5)
     finally:
         await store.close()
     return time.monotonic() - started
@@ -186,7 +194,7 @@ async def run(
                 remember_s.append(time.perf_counter() - started)
                 assert not result.is_error, result.content
                 by_memory[result.structured_content["id"]] = dia_id
-            if settings.embeddings.enabled:
+            if settings.embeddings.enabled or settings.extraction.enabled:
                 waited_s += await embedded(settings)
             for qa in sample["qa"]:
                 evidence = set(qa.get("evidence") or [])
@@ -226,8 +234,8 @@ async def run(
         f"recall mean {1000 * sum(recall_s) / len(recall_s):.1f} ms, "
         f"p50 {1000 * statistics.median(recall_s):.1f} ms over {len(recall_s)} questions"
     )
-    if settings.embeddings.enabled:
-        print(f"waited {waited_s:.0f} s in all for the worker to finish embedding after the conversations")
+    if settings.embeddings.enabled or settings.extraction.enabled:
+        print(f"waited {waited_s:.0f} s in all for the workers to drain after the conversations")
 
 
 def main() -> None:
@@ -245,6 +253,12 @@ def main() -> None:
         default=True,
         help="recall with the semantic signal (on by default, as the service); --no-embeddings: keywords alone",
     )
+    parser.add_argument(
+        "--extraction",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="read entities and key phrases from the turns (on by default, as the service)",
+    )
     parser.add_argument("--dates", action="store_true", help="remember each turn with its session's date")
     parser.add_argument(
         "--entities",
@@ -261,6 +275,7 @@ def main() -> None:
     print(f"{args.data}: conversations {', '.join(s['sample_id'] for s in samples)}")
     with neo4j_settings() as settings:
         settings.embeddings = EmbeddingsSettings(enabled=args.embeddings)
+        settings.extraction = ExtractionSettings(enabled=args.extraction)
         settings.deadline_s = 60  # on a loaded machine a cold server's first writes took over 10 s
         if args.pollute:
             asyncio.run(pollute_server(settings, samples, args.pollute_live, args.pollute_forgotten))
