@@ -160,7 +160,7 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"graphsvc: {args.file}: the export was refused; nothing was written:", file=sys.stderr)
         for finding in e.findings[:50]:
             print(f"  {finding}", file=sys.stderr)
-        return 1
+        return 2 if {f.rule for f in e.findings} & audit.UNREADABLE else 1  # as `graphsvc audit`
     progress.end()
     print(
         f"imported graph {done.graph!r}{' (resumed)' if done.resumed else ''}: {done.memories:,} memories, "

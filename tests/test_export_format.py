@@ -3,8 +3,11 @@ and each way a file can be cut, reordered, repeated or changed, named with its l
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -177,14 +180,19 @@ def _with(body: list[bytes], index: int, raw: bytes) -> list[bytes]:
     return [*lines, json.dumps(end).encode() + b"\n"]
 
 
+@functools.cache
 def _malformed() -> dict[str, tuple[list[bytes], int]]:
     """Each way a line can be malformed: (the file, the 1-based line that must be named)."""
     body = _genuine()
     memory = body[2]
     header = json.loads(body[0])
+    record = json.loads(memory)
 
     def header_with(**changes: Any) -> bytes:
         return json.dumps(header | changes).encode() + b"\n"
+
+    def memory_with(**changes: Any) -> bytes:
+        return json.dumps(record | changes).encode() + b"\n"
 
     forged = json.loads(memory)
     genuine_hash = forged["hash"]
@@ -192,16 +200,44 @@ def _malformed() -> dict[str, tuple[list[bytes], int]]:
         b'"hash":"' + genuine_hash.encode() + b'"',
         b'"hash":"0x' + b"ab" * 32 + b'","hash":"' + genuine_hash.encode() + b'"',
     )
+    deep = 100_000  # as deep as py_ecc's recursion limit let the C parser go: a segfault once
     return {
         "not JSON": (_with(body, 2, b'{"type":"memory",\n'), 3),
         "a key twice (first forged, last genuine)": (_with(body, 2, forged_first), 3),
         "CR LF": (_with(body, 2, memory[:-1] + b"\r\n"), 3),
+        "a CR alone": (_with(body, 2, memory[:-1] + b"\r"), 3),
         "a blank line": ([*body[:2], b"\n", *body[2:]], 3),
+        "a byte order mark": (_with(body, 0, b"\xef\xbb\xbf" + body[0]), 1),
+        "bytes that are not UTF-8": (_with(body, 2, memory.replace(b"note 1", b"note \xff")), 3),
+        "a NUL byte": (_with(body, 2, memory.replace(b"note 1", b"note \x00")), 3),
         "a line of 10 MB": (_with(body, 2, memory[:-2] + b" " * 10_000_000 + b"}\n"), 3),
+        "arrays nested 100,000 deep": (_with(body, 2, b"[" * deep + b"]" * deep + b"\n"), 3),
+        "objects nested 100,000 deep": (_with(body, 2, b'{"a":' * deep + b"1" + b"}" * deep + b"\n"), 3),
+        "an array, not an object": (_with(body, 2, b"[1,2]\n"), 3),
+        "null, not an object": (_with(body, 2, b"null\n"), 3),
+        "a record of no type the format has": (_with(body, 2, memory.replace(b'"memory"', b'"note"')), 3),
+        "an unknown field": (_with(body, 2, memory_with(extra=1)), 3),
         "a position as a string": (_with(body, 2, memory.replace(b'"seq":1,', b'"seq":"1",')), 3),
         "a position as a float": (_with(body, 2, memory.replace(b'"seq":1,', b'"seq":1.0,')), 3),
+        "a negative position": (_with(body, 2, memory.replace(b'"seq":1,', b'"seq":-1,')), 3),
+        "position 0": (_with(body, 2, memory.replace(b'"seq":1,', b'"seq":0,')), 3),
+        "the envelope a string": (_with(body, 2, memory_with(envelope="{}")), 3),
+        "the proof a string": (_with(body, 2, memory_with(proof="0x" + "ab" * 32)), 3),
+        "a proof step not hex": (_with(body, 2, memory_with(proof=["0x" + "zz" * 32])), 3),
+        "a hash in capitals": (_with(body, 2, memory_with(hash=genuine_hash.upper().replace("0X", "0x"))), 3),
+        "edges an object": (_with(body, 2, memory_with(edges={})), 3),
+        "tags of numbers": (
+            _with(body, 2, memory_with(envelope=record["envelope"] | {"tags": [1, 2]})),
+            3,
+        ),
         "lastSeq past 2**53": (_with(body, 0, header_with(lastSeq=2**60)), 1),
+        "a negative lastSeq": (_with(body, 0, header_with(lastSeq=-1)), 1),
+        "a chain id past 2**64": (_with(body, 0, header_with(chainId=2**64)), 1),
         "a leaf count past 2**32": (_with(body, 1, body[1].replace(b'"count":3', b'"count":4294967296')), 2),
+        "a negative block number": (
+            _with(body, 1, body[1].replace(b'"blockNumber":5', b'"blockNumber":-5')),
+            2,
+        ),
         "an integer of 30 digits": (
             _with(body, 1, body[1].replace(b'"blockNumber":5', b'"blockNumber":' + b"9" * 30)),
             2,
@@ -218,39 +254,106 @@ def _malformed() -> dict[str, tuple[list[bytes], int]]:
         "exportedAt not ISO": (_with(body, 0, header_with(exportedAt="yesterday at noon")), 1),
         "exportedAt without a zone": (_with(body, 0, header_with(exportedAt="2026-12-05T01:00:00")), 1),
         "exportedAt on 30 February": (_with(body, 0, header_with(exportedAt="2026-02-30T01:00:00.000Z")), 1),
+        "exportedAt in another zone": (
+            _with(body, 0, header_with(exportedAt="2026-12-05T01:00:00.000+02:00")),
+            1,
+        ),
         "a hostile graph name": (_with(body, 0, header_with(graph="ops\x1b[2J\u202e\n")), 1),
         "a hostile type": (
             _with(body, 2, memory.replace(b'"type":"memory"', b'"type":"\\u001b[31mmemory"')),
             3,
         ),
+        "a hostile key": (_with(body, 2, memory_with(**{"\x1b[2J\u202e": 1})), 3),
         "no line feed at the end": ([*_with(body, 2, memory)[:-1], _with(body, 2, memory)[-1][:-1]], 6),
     }
 
 
-def test_every_malformed_export_cannot_be_read_and_names_its_line_inertly() -> None:
-    for what, (lines, line) in _malformed().items():
-        report = audit.audit(lines, None)
-        shown = audit_render.render(report)
-        assert report.exit_code == 2, (what, shown)
-        assert (line, True) in {(f.line, f.rule in ("json", "schema")) for f in report.findings}, (
-            what,
-            shown,
-        )
-        assert not any(f.rule == "trailer" for f in report.findings), (what, shown)  # no spurious digest
-        assert all(c == "\n" or c.isprintable() for c in shown), what
+@pytest.mark.parametrize("what", list(_malformed()))
+def test_every_malformed_export_cannot_be_read_and_names_its_line_inertly(what: str) -> None:
+    lines, line = _malformed()[what]
+    report = audit.audit(lines, None)
+    shown = audit_render.render(report)
+    assert report.exit_code == 2, shown
+    assert (line, True) in {(f.line, f.rule in ("json", "schema")) for f in report.findings}, shown
+    assert not any(f.rule == "trailer" for f in report.findings), shown  # no spurious digest finding
+    assert all(c == "\n" or c.isprintable() for c in shown)
+    as_json = json.dumps(audit_render.as_json(report), ensure_ascii=False)
+    assert all(c.isprintable() for c in as_json)
 
 
+@pytest.mark.parametrize("what", list(_malformed()))
 def test_the_audit_command_reads_a_malformed_file_without_a_traceback_and_exits_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from graphsvc.cli import main
 
-    for n, (what, (lines, line)) in enumerate(_malformed().items()):
-        path = tmp_path / f"{n}.jsonl"
-        path.write_bytes(b"".join(lines))
-        assert main(["audit", str(path), "--rpc", "http://127.0.0.1:9"]) == 2, what
-        out = capsys.readouterr()
-        assert f"line {line}: [" in out.out and "Traceback" not in out.out + out.err, what
+    lines, line = _malformed()[what]
+    path = tmp_path / "malformed.jsonl"
+    path.write_bytes(b"".join(lines))
+    assert main(["audit", str(path), "--rpc", "http://127.0.0.1:9"]) == 2
+    out = capsys.readouterr()
+    assert f"line {line}: [" in out.out and "Traceback" not in out.out + out.err
+    assert all(c == "\n" or c.isprintable() for c in out.out + out.err)
+
+
+def test_a_line_nested_deeper_than_the_parser_recurses_is_refused_in_a_process_of_graphsvc(
+    tmp_path: Path,
+) -> None:
+    """py_ecc (imported with web3) raises the recursion limit to 100,000, and the C JSON parser then
+    overflowed the C stack on 100,000 `[`: the process died (SIGSEGV) with no verdict. A process that
+    imports all of graphsvc, as `graphsvc audit` and the server do, must refuse the line instead."""
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(_malformed()["arrays nested 100,000 deep"][0]))
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "graphsvc"), "audit", str(path), "--rpc", "http://127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert "line 3: [json]" in done.stdout and "Traceback" not in done.stderr
+    server = subprocess.run(  # the server parses request bodies with the same parser
+        [
+            sys.executable,
+            "-c",
+            "import graphsvc.app, json\n"
+            "try: json.loads('[' * 200_000 + ']' * 200_000)\n"
+            "except RecursionError: print('refused')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (server.returncode, server.stdout.strip()) == (0, "refused"), server.stderr[-2000:]
+
+
+_HOSTILE = "\x1b[2J\u202e\u200b\n\r\x00\x7f\u2028✓ Audited: graph ok"
+
+
+def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, str):
+        return [path]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    return [p for k, v in items for p in _strings(v, (*path, k))]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+@pytest.mark.parametrize("kind", ["header", "batch", "entity", "relation", "memory"])
+def test_a_hostile_string_in_any_field_is_shown_inert(kind: str) -> None:
+    records = _graph_file()
+    for i, record in enumerate(records):
+        if record["type"] != kind:
+            continue
+        for path in _strings(record):
+            changed = json.loads(json.dumps(records))
+            target = changed[i]
+            for step in path[:-1]:
+                target = target[step]
+            target[path[-1]] = _HOSTILE
+            report = audit.audit(_lines(changed), None)
+            shown = audit_render.render(report)
+            as_json = json.dumps(audit_render.as_json(report), ensure_ascii=False)
+            assert all(c == "\n" or c.isprintable() for c in shown), path
+            assert all(c.isprintable() for c in as_json), path
 
 
 def _graph_file() -> list[dict[str, Any]]:

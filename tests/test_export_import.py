@@ -6,6 +6,7 @@ that the store did not write."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -256,6 +257,64 @@ def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
         return len(rows[0]["ids"])
 
     assert cli_export.with_services(count, settings) == 2
+
+
+def _malformed(lines: list[bytes]) -> dict[str, tuple[list[bytes], int]]:
+    """Malformed copies of a genuine export, trailers sealed again: (the file, the line to be named)."""
+    body = lines[:-1]
+    i = next(n for n, line in enumerate(body) if json.loads(line)["type"] == "memory")
+    memory = body[i]
+    record = json.loads(memory)
+    first_hash = memory.replace(b'"hash":"', b'"hash":"0x' + b"ab" * 32 + b'","hash":"', 1)
+
+    def at(raw: bytes) -> list[bytes]:  # sealed with the genuine counts (seal reads every line)
+        changed = [*body[:i], raw, *body[i + 1 :]]
+        end = json.loads(lines[-1]) | {"sha256": hashlib.sha256(b"".join(changed)).hexdigest()}
+        return [*changed, json.dumps(end).encode() + b"\n"]
+
+    return {
+        "a key twice": (at(first_hash), i + 1),
+        "CR LF": (at(memory[:-1] + b"\r\n"), i + 1),
+        "a line of 10 MB": (at(memory[:-2] + b" " * 10_000_000 + b"}\n"), i + 1),
+        "nested 100,000 deep": (at(b"[" * 100_000 + b"]" * 100_000 + b"\n"), i + 1),
+        "a negative position": (at(json.dumps(record | {"seq": -1}).encode() + b"\n"), i + 1),
+        "a hostile type": (at(memory.replace(b'"type":"memory"', b'"type":"\\u001b[2J\\u202e"')), i + 1),
+    }
+
+
+def test_import_export_refuses_a_malformed_export_with_exit_2_naming_the_line_and_writes_nothing(
+    settings: Settings,
+    graph: str,
+    two_tenants: tuple[str, list[bytes]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+
+    from graphsvc import cli_export
+    from graphsvc.app import Services
+
+    _, lines = two_tenants
+
+    async def nodes(services: Services) -> int:
+        rows, _, _ = await services.store._driver.execute_query(  # pyright: ignore[reportPrivateUsage]
+            "MATCH (n) WHERE n.graph = $g OR (n:GraphState AND n.name = $g) RETURN count(n) AS n",
+            g=graph,
+            database_=services.store._database,  # pyright: ignore[reportPrivateUsage]
+        )
+        return rows[0]["n"]
+
+    for what, (forged, line) in _malformed(lines).items():
+        path = tmp_path / "malformed.jsonl"
+        path.write_bytes(b"".join(forged))
+        args = argparse.Namespace(
+            file=path, graph=None, graph_tag=None, known_root=[], bundle=[], no_chain=False
+        )
+        assert cli_export.cmd_import_export(args, settings) == 2, what
+        shown = capsys.readouterr()
+        assert f"line {line}: [" in shown.err and "Traceback" not in shown.out + shown.err, what
+        assert all(c == "\n" or c.isprintable() for c in shown.out + shown.err), what
+        assert cli_export.with_services(nodes, settings) == 0, what
 
 
 def _ids(lines: list[bytes]) -> list[str]:
