@@ -202,7 +202,7 @@ async def test_every_guide_query_reads_one_graph_finds_what_it_holds_and_never_a
     }
     assert titles("memory") == {"Alice trades on Uniswap", "Alice", "Uniswap", s.root[:10]}
     assert titles("pending") == {"Carol is pending"}
-    assert [(r["members"], r["root"]) for r in rows["batches"]] == [(3, s.root)]
+    assert [(r["memories"], r["leaves"], r["root"]) for r in rows["batches"]] == [(3, 4, s.root)]
     assert titles("members") == {s.root[:10], "Alice trades on Uniswap", UNTRUSTED, s.avoids}
     assert rows["superseded"] == []
 
