@@ -1,0 +1,113 @@
+"""The forger (scripts/forger.py, issue 37's target): a genuine export of an anchored graph (four
+batches, an update, a forgotten anchored memory whose forget record is anchored, one forgotten before
+anchoring, entities with relations and their properties, an extracted edge, a memory not anchored yet)
+tampered every way the issue lists, each with the trailer sealed again, and audited with the auditor's
+trust roots (the contract and the graph tag the operator publishes, or a root the auditor holds).
+No tamper outside the documented limits may pass; each documented limit is named in docs/audit.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from graphsvc.config import Settings
+from graphsvc.domain.models import GraphInput, LinkInput, RememberInput
+from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.memory import MemoryService
+from graphsvc.store.graph import GraphStore
+from tests.conftest import REPO
+from tests.exports import MON, POOL, anchoring, export, fill
+
+pytestmark = pytest.mark.neo4j
+__all__ = ["anchoring"]  # a fixture of this module's tests
+
+
+def _forger() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("forger", REPO / "scripts" / "forger.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+async def _genuine(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    path: Path,
+) -> list[bytes]:
+    await fill(memory, anchoring, graph)  # three batches, an update, forgets, one memory pending
+    await memory.link(
+        LinkInput.model_validate(
+            {"from": POOL, "type": "LISTS", "to": MON, "props": {"venue": "dex"}, "graph": graph}
+        )
+    )
+    gas = await memory.remember(RememberInput(text="Gas on Monad spiked at noon", graph=graph))
+    await store._driver.execute_query(  # what the extraction worker writes (cypher/extract/store)
+        "MATCH (m:Memory {graph: $g, id: $id}) SET m.extractedWith = 'rules/1' "
+        "CREATE (e:Entity:Topic {graph: $g, id: 'Topic:gas', label: 'Topic', name: 'gas', normName: 'gas', "
+        "source: 'extracted'}) "
+        "CREATE (m)-[:MENTIONS {id: 'edge_extracted1', source: 'extracted', extractor: 'rules/1'}]->(e)",
+        g=graph,
+        id=gas.id,
+        database_=store._database,
+    )
+    await anchoring.anchor_now(GraphInput(graph=graph))  # a fourth batch, after the forget record's
+    await memory.remember(RememberInput(text="pending at export", graph=graph))
+    return await export(store, settings, graph, path)
+
+
+async def test_no_tamper_outside_the_documented_limits_passes_the_audit(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+) -> None:
+    forger = _forger()
+    lines = await _genuine(store, memory, anchoring, settings, graph, tmp_path / "g.jsonl")
+    records = [json.loads(line) for line in lines]
+    kinds = [r["type"] for r in records]
+    assert kinds.count("batch") == 4 and kinds.count("tombstone") == 1 and kinds.count("relation") == 2
+    assert any(e.get("source") == "extracted" for r in records if r["type"] == "memory" for e in r["edges"])
+    [row] = await store.run("export/graph_tag", graph=graph)  # what the operator publishes
+    first_root = next(r["root"] for r in records if r["type"] == "batch")
+    assert settings.chain.rpc_url
+    pins = forger.Pins(settings.chain.contract, row["graphTag"], (first_root,))
+    outcomes = forger.forge(lines, settings.chain.rpc_url, pins)
+    shown = forger.table(outcomes) + "\n" + forger.details(outcomes)
+    print(shown)  # the closing note's table, in the test's output
+    tried = [o for o in outcomes if o.exit_code is not None]
+    assert not [o.tamper.name for o in outcomes if o.exit_code is None], shown  # all applicable
+    assert {o.tamper.kind for o in tried} >= {*forger.CLASSES, *forger.LIMITS}, shown
+    passed = [o.tamper.name for o in tried if o.passed and not o.tamper.limit]
+    assert passed == [], shown
+    assert all(o.exit_code in (1, 2) for o in tried if not o.tamper.limit), (
+        shown
+    )  # never 3: the chain answered
+    # what a limit changes is unseen: each passes (else the limit is not one, and the docs overstate it)
+    assert [o.tamper.name for o in tried if o.tamper.limit and not o.passed] == [], shown
+    unreadable = {o.tamper.name for o in tried if o.exit_code == 2}
+    assert unreadable == {
+        "a key twice in a memory (the first forged)",
+        "exportedAt not ISO",
+        "exportedAt without a zone",
+    }
+
+
+def test_each_documented_limit_is_named_in_the_audit_page() -> None:
+    forger = _forger()
+    page = (REPO / "docs" / "audit.md").read_text()
+    section = page.split("## What the audit cannot show", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^- \*\*`([a-z-]+)`\*\*", section, re.MULTILINE))
+    assert named == set(forger.LIMITS)
