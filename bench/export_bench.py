@@ -22,7 +22,7 @@ from pathlib import Path
 from graphsvc import audit, audit_render
 from graphsvc.audit_chain import Pins
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.cli_export import confirmation
+from graphsvc.cli.export import confirmation
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain.hashing import format_timestamp, memory_hash

@@ -12,7 +12,7 @@ import pytest
 from graphsvc import audit
 from graphsvc.audit_chain import Pins
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.cli_export import confirmation
+from graphsvc.cli.export import confirmation
 from graphsvc.config import Settings
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.services.anchoring import AnchoringService

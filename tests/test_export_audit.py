@@ -283,8 +283,8 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
 ) -> None:
     import argparse
 
-    from graphsvc import cli_export
     from graphsvc.app import Services
+    from graphsvc.cli import export as cli_export
     from graphsvc.cli import main
 
     async def seed(services: Services) -> None:

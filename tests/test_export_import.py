@@ -235,8 +235,8 @@ def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
 ) -> None:
     import argparse
 
-    from graphsvc import cli_export
     from graphsvc.app import Services
+    from graphsvc.cli import export as cli_export
 
     _, lines = two_tenants
     fifo = tmp_path / "pipe"
@@ -291,8 +291,8 @@ def test_import_export_refuses_a_malformed_export_with_exit_2_naming_the_line_an
 ) -> None:
     import argparse
 
-    from graphsvc import cli_export
     from graphsvc.app import Services
+    from graphsvc.cli import export as cli_export
 
     _, lines = two_tenants
 

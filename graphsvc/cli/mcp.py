@@ -19,17 +19,16 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
-from datetime import datetime
-from functools import partial
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 import uvloop
 
-from graphsvc import cli_export, connect, logs
+from graphsvc import connect, logs
 from graphsvc.app import VERSION, Services
+from graphsvc.cli import export as cli_export
+from graphsvc.cli.common import base_url, expiry, settings_of
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.errors import Unavailable
 from graphsvc.mcpserver import bridge, stdio
@@ -75,7 +74,7 @@ async def _serve(server: stdio.Server) -> None:
         await stdio.serve(server, server.create_initialization_options(), wire_in, wire_out)
 
 
-def cmd_mcp(args: argparse.Namespace, settings_of: Callable[[argparse.Namespace], Settings]) -> int:
+def cmd_mcp(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     logs.configure(settings, "plain")  # to stderr
     main = _bridged(args.url, settings) if args.url else _in_process(settings)
@@ -92,22 +91,13 @@ async def _until_terminated(main: Coroutine[Any, Any, None]) -> None:
         await task
 
 
-@dataclass(frozen=True)
-class Helpers:
-    """What the commands take from cli.py (which imports this module)."""
-
-    settings: Callable[[argparse.Namespace], Settings]  # the environment's, completed by the local stack's
-    base_url: Callable[[Settings], str]  # where a client on this machine reaches graphsvc
-    expiry: Callable[[str | None], datetime | None]  # `30d`, `12h`, `90m` or an ISO 8601 time
-
-
-def cmd_connect(args: argparse.Namespace, helpers: Helpers) -> int:
+def cmd_connect(args: argparse.Namespace) -> int:
     """A fresh token bound to one graph, and `args.client`'s config or command with it (stdout); where
     it goes, and the token alone, on stderr."""
-    settings = helpers.settings(args)
-    url = args.url or f"{helpers.base_url(settings)}/mcp"
+    settings = settings_of(args)
+    url = args.url or f"{base_url(settings)}/mcp"
     scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
-    expires = helpers.expiry(args.expires)
+    expires = expiry(args.expires)
 
     async def mint(services: Services) -> str:
         token, _ = await services.access.create(args.graph, scopes, expires)
@@ -129,7 +119,7 @@ def _installed() -> str:
     return str(Path(sys.executable).parent.resolve() / "graphsvc")
 
 
-def register(commands: Any, stack: argparse.ArgumentParser, helpers: Helpers) -> None:
+def register(commands: Any, stack: argparse.ArgumentParser) -> None:
     """Add `mcp` and `connect` to `graphsvc`'s subcommands."""
     mcp = commands.add_parser(
         "mcp",
@@ -139,7 +129,7 @@ def register(commands: Any, stack: argparse.ArgumentParser, helpers: Helpers) ->
         "Exit: 0 when stdin closes, 1 when it cannot start.",
     )
     mcp.add_argument("--url", help="a running graphsvc's streamable HTTP endpoint (http://host:8080/mcp)")
-    mcp.set_defaults(run=partial(cmd_mcp, settings_of=helpers.settings))
+    mcp.set_defaults(run=cmd_mcp)
     link = commands.add_parser(
         "connect",
         parents=[stack],
@@ -160,4 +150,4 @@ def register(commands: Any, stack: argparse.ArgumentParser, helpers: Helpers) ->
     link.add_argument(
         "--name", default="graphsvc", help="the server's name in the client (default: graphsvc)"
     )
-    link.set_defaults(run=partial(cmd_connect, helpers=helpers))
+    link.set_defaults(run=cmd_connect)
