@@ -25,6 +25,7 @@ from graphsvc.config import AuthSettings, Settings
 from graphsvc.devstack.chain import DEV_PRIVATE_KEY
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import _serve, free_port
 from tests.proxy import CuttableProxy
@@ -45,9 +46,9 @@ def _proxied(url: str) -> Iterator[CuttableProxy]:
 
 
 @contextmanager
-def _served(settings: Settings) -> Iterator[httpx.Client]:
+def _served(settings: Settings, auth: bool = False) -> Iterator[httpx.Client]:
     serving = _serve(
-        settings.model_copy(update={"auth": AuthSettings(required=False), "deadline_s": DEADLINE_S})
+        settings.model_copy(update={"auth": AuthSettings(required=auth), "deadline_s": DEADLINE_S})
     )
     url = next(serving)
     try:
@@ -101,6 +102,29 @@ def test_a_neo4j_outage_answers_503_with_retry_after_within_the_deadline_and_hea
             recalled = api.post("/v1/recall", json={"query": "stored before", "graph": graph}).json()
             assert before.json()["id"] in [m["id"] for m in recalled.get("memories", [])], recalled
             assert api.get("/health").json()["down"] == []
+
+
+async def test_with_auth_on_the_token_look_up_shares_the_requests_deadline_during_an_outage(
+    settings: Settings, store: GraphStore, graph: str
+) -> None:
+    """The token is looked up in Neo4j inside the request's one deadline, counted from arrival: it once
+    had 10 s of its own before remember's deadline started (an outside fault run: 13.5 s)."""
+    token, _ = await AccessService(store, required=True).create(graph, [READ, WRITE])
+    with _proxied(settings.neo4j.uri) as proxy:
+        neo4j = settings.neo4j.model_copy(update={"uri": f"bolt://127.0.0.1:{proxy.port}"})
+        with _served(settings.model_copy(update={"neo4j": neo4j}), auth=True) as api:
+            headers = {"Authorization": f"Bearer {token}"}
+            warm = partial(api.post, "/v1/memories", json={"text": "before", "graph": graph}, headers=headers)
+            assert _until(warm, 201, within_s=120).status_code == 201
+            proxy.cut()
+            unknown = {"Authorization": "Bearer gsk_000000000000_unknown"}  # looked up as any token is
+            for call in (
+                lambda: api.post("/v1/memories", json={"text": "cut", "graph": graph}, headers=headers),
+                lambda: api.post("/v1/recall", json={"query": "cut", "graph": graph}, headers=unknown),
+            ):
+                refused, took = _timed(call)
+                assert refused.status_code == 503, refused.text
+                assert refused.json()["error"]["code"] == "unavailable" and took < ANSWERED_WITHIN_S, took
 
 
 def test_a_chain_outage_keeps_memories_pending_answers_503_and_the_next_anchor_finishes_all(
