@@ -150,3 +150,21 @@ def test_sigterm_closes_the_services_and_exits_0(settings: Settings, graph: str)
     _, err = process.communicate(timeout=WAIT_S)
     assert process.returncode == 0, err.decode()[-2000:]
     assert b"Traceback" not in err
+
+
+def test_stdout_closed_by_the_client_ends_with_one_line_not_a_traceback(
+    settings: Settings, graph: str
+) -> None:
+    remember = {"name": "remember", "arguments": {"text": "its answer has nowhere to go", "graph": graph}}
+    process = stdio.spawn(settings)
+    assert process.stdin and process.stdout
+    process.stdin.write(stdio.INITIALIZE)
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    process.stdout.close()  # the client stops reading; the next answer meets a broken pipe
+    process.stdin.write(stdio.INITIALIZED + stdio.request("tools/call", remember, 2))
+    process.stdin.flush()
+    _, err = process.communicate(timeout=WAIT_S)
+    assert b"Traceback" not in err, err.decode()[-3000:]
+    assert process.returncode == 1, err.decode()[-2000:]
+    assert err.decode().strip().splitlines()[-1] == "graphsvc: the client closed stdout; stopping"

@@ -9,7 +9,8 @@ graphsvc over streamable HTTP, with GRAPHSVC_TOKEN as its bearer token.
 stdout carries MCP and nothing else; logs go to stderr. It exits 0 when stdin closes or on SIGTERM
 (what clients send when a closed stdin is not enough: the services are closed first, so what they
 hold, such as the anchoring lease, is released rather than left to lapse), and 1 with one line on
-stderr when it cannot start (Neo4j or the server unreachable, a refused token).
+stderr when it cannot start (Neo4j or the server unreachable, a refused token) or when the client
+closes stdout.
 """
 
 from __future__ import annotations
@@ -79,7 +80,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     logs.configure(settings, "plain")  # to stderr
     main = _bridged(args.url, settings) if args.url else _in_process(settings)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(_until_terminated(main))
+        try:
+            runner.run(_until_terminated(main))
+        except stdio.ClientGone as gone:
+            print(f"graphsvc: {gone}", file=sys.stderr)
+            return 1
     return 0
 
 
@@ -126,7 +131,7 @@ def register(commands: Any, stack: argparse.ArgumentParser) -> None:
         parents=[stack],
         help="serve the MCP tools over stdio (in process, or --url to bridge to a running graphsvc)",
         epilog="GRAPHSVC_TOKEN: the bearer token to call with (required by --url once auth is on). "
-        "Exit: 0 when stdin closes, 1 when it cannot start.",
+        "Exit: 0 when stdin closes, 1 when it cannot start or the client closes stdout.",
     )
     mcp.add_argument("--url", help="a running graphsvc's streamable HTTP endpoint (http://host:8080/mcp)")
     mcp.set_defaults(run=cmd_mcp)

@@ -10,6 +10,8 @@ copy of each. Unlike the SDK's transport, every line gets an answer or reaches t
                                      line is read and dropped, never held in memory
     stdin closed                  -> the calls in flight are answered, then `serve` returns (the SDK's
                                      server would answer them "Connection closed" at once)
+    stdout closed by the client   -> `ClientGone` (the answer being written is lost; what its call
+                                     did stays done), the other work cancelled
 
 Lines are read by a daemon thread, so a process that ends while its client still holds stdin open
 does not wait on the read.
@@ -54,6 +56,10 @@ IN_FLIGHT_WAIT_S = 120  # the longest stdin closing waits for answers (anchor_no
 _LEADING_ID = re.compile(
     rb'^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"[^"\\]*"\s*,\s*)*"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,256}")'
 )
+
+
+class ClientGone(Exception):
+    """The client closed its end of stdout: no answer can reach it any more."""
 
 
 @dataclass(frozen=True)
@@ -214,9 +220,14 @@ async def serve(
     to_server, from_stdin = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     answers, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     in_flight = _InFlight()
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_pump_out, outgoing, wire_out, in_flight)
-        async with answers:  # the output ends once the server and the input pump have closed theirs
-            tasks.start_soon(_pump_in, queue, to_server, answers.clone(), limit, in_flight)
-            async with answers.clone() as to_client:
-                await server.run(from_stdin, to_client, options)
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_pump_out, outgoing, wire_out, in_flight)
+            async with answers:  # the output ends once the server and the input pump have closed theirs
+                tasks.start_soon(_pump_in, queue, to_server, answers.clone(), limit, in_flight)
+                async with answers.clone() as to_client:
+                    await server.run(from_stdin, to_client, options)
+    except BaseExceptionGroup as failed:
+        if failed.subgroup(BrokenPipeError) is None:
+            raise
+        raise ClientGone("the client closed stdout; stopping") from None
