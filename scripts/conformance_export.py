@@ -1,9 +1,9 @@
 """The export cases of the conformance corpus (contracts/conformance/export/), for `graphsvc audit`.
 
 The genuine case, pass-export.jsonl, is a real graphsvc export: the graph tests/test_export_audit.py
-fills (three batches, an update, a memory forgotten after anchoring and one before, one not anchored
-yet), exported by graphsvc (`graphsvc export`) and committed. Its memories, entities, tombstones and
-proofs are kept byte for byte. What an export of a live server cannot give is a chain that a fresh
+fills (three batches, an update, a memory forgotten after anchoring, its forget record anchored, and
+one before, one not anchored yet; every batch with its manifest), exported by graphsvc (`graphsvc
+export`) and committed. Its memories, entities, tombstones and proofs are kept byte for byte. What an export of a live server cannot give is a chain that a fresh
 anvil can replay: its batches were anchored at wall-clock times by transactions graphsvc signed there.
 So scripts/conformance.py anchors the same roots (the same graph tag, previous roots, leaf counts and
 batch numbers) in chain.json with transactions signed ahead, and `rebase` writes those transactions,
@@ -14,16 +14,29 @@ nothing; to start from another export, put it in its place and run `scripts/conf
 Every damaged case is that file changed the way a forger would: lines edited, removed, repeated or
 swapped, and (except where the point is a broken file) the trailer sealed again so that its digest
 and counts agree. Each case names the rule and the line `graphsvc audit` must report.
+
+The `fail-forged-*` cases are the forger's (scripts/forger.py): every tamper of issue 37 outside the
+documented limits, made from this genuine export, each with the rule the forger expects and the
+auditor's trust roots (the contract, and the graph tag or a root they hold). Their line is the line
+of the record the rule is about: found by the file rules where the rule is one of them; else the
+header (`pin`), the whole file (`missing-batch`) or the first batch line the forger changed (`anchored`,
+`receipt`).
 """
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import json
+import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from graphsvc.domain.export import LINE, dump, seal
+from graphsvc.domain.export_check import check_lines
 
 HERE = Path(__file__).resolve().parent.parent / "contracts" / "conformance" / "export"
 BASE = HERE / "pass-export.jsonl"
@@ -242,7 +255,61 @@ def cases(good: list[bytes]) -> list[tuple[Record, list[bytes]]]:
         entry = {"name": name, "file": f"{name}.jsonl", "lies": lie, "args": pin, "exit": 1 if rule else 0}
         entry |= {"rule": rule, "line": line, "names": names}
         out.append((entry, lines))
+    return out + forged(good)
+
+
+def _forger() -> ModuleType:
+    """scripts/forger.py (scripts are loaded by path, never imported)."""
+    spec = importlib.util.spec_from_file_location("forger", Path(__file__).with_name("forger.py"))
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def forged(good: list[bytes]) -> list[tuple[Record, list[bytes]]]:
+    """A case for each of the forger's tampers outside the documented limits."""
+    forger = _forger()
+    genuine = _records(good[:-1])
+    header = genuine[0]
+    roots = [r["root"] for r in genuine if r["type"] == "batch"]
+    pins = forger.Pins(header["contract"], header["graphTag"], (roots[0],))
+    out: list[tuple[Record, list[bytes]]] = []
+    for tamper in forger.TAMPERS:
+        if tamper.limit:
+            continue
+        changed = tamper.apply(copy.deepcopy(genuine))
+        lines = forger.sealed(changed) if isinstance(changed[0], dict) else seal(changed)
+        name = "fail-forged-" + re.sub(r"[^a-z0-9]+", "-", tamper.name.lower()).strip("-")
+        exit_code = 2 if tamper.rule in ("json", "schema") else 1
+        entry: Record = {
+            "name": name,
+            "file": f"{name}.jsonl",
+            "lies": f"{tamper.name} ({tamper.kind}; trailer sealed again)",
+            "args": pins.args(tamper.pin),
+            "exit": exit_code,
+        }
+        entry |= {"rule": tamper.rule, "line": _line_of(genuine, lines, tamper.rule), "names": None}
+        out.append((entry, lines))
     return out
+
+
+def _line_of(genuine: list[Record], lines: list[bytes], rule: str) -> int | None:
+    """The line a forged file's finding of `rule` names (see the module's docstring)."""
+    for finding in check_lines(lines).findings:
+        if finding.rule == rule:
+            return finding.line
+    if rule == "pin":
+        return 1
+    if rule == "missing-batch":
+        return None
+    known = {json.dumps(r, sort_keys=True) for r in genuine}
+    for number, raw in enumerate(lines, 1):
+        record = json.loads(raw)
+        if record["type"] == "batch" and json.dumps(record, sort_keys=True) not in known:
+            return number
+    raise LookupError(f"no line for rule {rule}")
 
 
 def write(made: list[tuple[Record, list[bytes]]], out: Path = HERE) -> list[Record]:
