@@ -11,7 +11,8 @@ How items live in graphsvc (every one in the token's graph, or `graph=`):
   whole value as JSON, so the value itself is hashed and anchored); with fields named, the value is
   kept beside the text as the memory's data (not hashed);
 - `put` remembers; on a key that holds an item it supersedes the item's memory, so the history of a
-  key stays in the graph, each version hashed; `delete` forgets every version of the key;
+  key stays in the graph, each version hashed; `delete` forgets every version of the key (two puts
+  racing on one key may leave two current versions until the key's next put: docs/python.md);
 - `search(query=...)` is graphsvc's recall (keywords, meaning, time) over its 50 best memories of the
   graph, kept to the namespace; without a query, the namespace's items newest first; `filter` matches
   the value's fields (equality, or $eq $ne $gt $gte $lt $lte);
