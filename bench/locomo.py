@@ -31,6 +31,10 @@ latency; forgets everything it wrote.
 ("in May 2023") can be matched. Questions are also split by whether they name a time (`names a
 time`: recall reads a time expression in them, domain/when.py, against the benchmark's own clock).
 
+`--variant NAME=JSON` (repeatable) also asks every question in-process under a variant of the recall
+configuration (`RecallConfig`'s fields, e.g. `w1='{"bridge_weight": 1}'`), on the same graph after
+the same ingest, and prints a table per variant: settings compared on one ingest.
+
 `--pollute` first fills the server with other tenants' data (bench/pollute.py: 100,000 memories of
 other graphs, one copy of these conversations' turns among them, and 10,000 copies of the turns
 remembered and forgotten), to show whether they move this graph's scores.
@@ -61,9 +65,12 @@ from pollute import pollute
 
 from graphsvc.app import Services
 from graphsvc.config import EmbeddingsSettings, ExtractionSettings, Settings
+from graphsvc.domain.models import RecallInput
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.spans import Occurred
 from graphsvc.domain.when import Reference, mentions
 from graphsvc.domain.when_words import ENGLISH
+from graphsvc.services.memory import MemoryService
 from graphsvc.services.recall.keywords import keywords
 from graphsvc.services.recall.term_stats import analyze
 from graphsvc.store.graph import GraphStore, create_driver
@@ -176,13 +183,20 @@ async def pollute_server(settings: Any, samples: list[dict], live: int, forgotte
 
 
 async def run(
-    url: str, samples: list[dict], settings: Settings, dates: bool = False, entities: bool = True
+    url: str,
+    samples: list[dict],
+    settings: Settings,
+    dates: bool = False,
+    entities: bool = True,
+    variants: dict[str, dict[str, Any]] | None = None,
 ) -> None:
     graph = f"locomo-{secrets.token_hex(4)}"
     recalled_at: dict[str, list[float]] = defaultdict(list)
+    by_variant: dict[str, dict[str, list[float]]] = {name: defaultdict(list) for name in variants or {}}
     remember_s: list[float] = []
     recall_s: list[float] = []
     waited_s = 0.0
+    asking = await _variants(settings, variants or {})
     async with Client(f"{url}/mcp") as client:
         for sample in samples:
             by_memory: dict[str, str] = {}
@@ -206,28 +220,17 @@ async def run(
                 )
                 recall_s.append(time.perf_counter() - started)
                 ranked = [by_memory.get(m["id"]) for m in result.structured_content["memories"]]
-                shared = shared_words(qa["question"], [said[e] for e in evidence if e in said])
-                timed = "names a time" if names_a_time(qa["question"]) else "names no time"
-                hit = float(bool(evidence & set(ranked[:10])))
-                for name in ("all", CATEGORIES[qa["category"]]):
-                    recalled_at[f"{name}@one-hit"].append(hit)
-                for k in KS:
-                    score = len(evidence & set(ranked[:k])) / len(evidence)
-                    recalled_at[f"all@{k}"].append(score)
-                    recalled_at[f"shared {shared}@{k}"].append(score)
-                    recalled_at[f"{timed}@{k}"].append(score)
-                    recalled_at[f"{CATEGORIES[qa['category']]}@{k}"].append(score)
-                    if qa["category"] != 5:
-                        recalled_at[f"no-adversarial@{k}"].append(score)
+                _score(recalled_at, qa, evidence, ranked, said)
+                for name, memory in asking.items():
+                    asked = RecallInput(query=qa["question"], limit=50, graph=graph)
+                    found = (await memory.recall(asked)).memories
+                    _score(by_variant[name], qa, evidence, [by_memory.get(m.id) for m in found], said)
             for memory_id in by_memory:
                 await client.call_tool("forget", {"id": memory_id, "graph": graph})
-    print(f"{'':16}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'one-hit':>9}   questions")
-    names = ["all", "no-adversarial", *CATEGORIES.values(), "shared 0", "shared 1", "shared 2+"]
-    for name in [*names, "names a time", "names no time"]:
-        rows = [recalled_at[f"{name}@{k}"] for k in KS]
-        hits = recalled_at.get(f"{name}@one-hit")
-        one = f"{sum(hits) / len(hits):9.3f}" if hits else f"{'':9}"
-        print(f"{name:16}" + "".join(f"{sum(r) / len(r):8.3f}" for r in rows) + f"{one}   {len(rows[0])}")
+    _report(recalled_at)
+    for name, scores in by_variant.items():
+        print(f"\nvariant {name} ({json.dumps((variants or {})[name])}), in-process:")
+        _report(scores)
     print(
         f"remember mean {1000 * sum(remember_s) / len(remember_s):.1f} ms, "
         f"p50 {1000 * statistics.median(remember_s):.1f} ms over {len(remember_s)} turns; "
@@ -236,6 +239,54 @@ async def run(
     )
     if settings.embeddings.enabled or settings.extraction.enabled:
         print(f"waited {waited_s:.0f} s in all for the workers to drain after the conversations")
+
+
+def _score(
+    recalled_at: dict[str, list[float]], qa: dict, evidence: set[str], ranked: list[str | None], said: dict
+) -> None:
+    """One question's R@k and one-hit, under its category, shared words and time."""
+    shared = shared_words(qa["question"], [said[e] for e in evidence if e in said])
+    timed = "names a time" if names_a_time(qa["question"]) else "names no time"
+    hit = float(bool(evidence & set(ranked[:10])))
+    for name in ("all", CATEGORIES[qa["category"]]):
+        recalled_at[f"{name}@one-hit"].append(hit)
+    for k in KS:
+        score = len(evidence & set(ranked[:k])) / len(evidence)
+        recalled_at[f"all@{k}"].append(score)
+        recalled_at[f"shared {shared}@{k}"].append(score)
+        recalled_at[f"{timed}@{k}"].append(score)
+        recalled_at[f"{CATEGORIES[qa['category']]}@{k}"].append(score)
+        if qa["category"] != 5:
+            recalled_at[f"no-adversarial@{k}"].append(score)
+
+
+def _report(recalled_at: dict[str, list[float]]) -> None:
+    print(f"{'':16}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'one-hit':>9}   questions")
+    names = ["all", "no-adversarial", *CATEGORIES.values(), "shared 0", "shared 1", "shared 2+"]
+    for name in [*names, "names a time", "names no time"]:
+        rows = [recalled_at[f"{name}@{k}"] for k in KS]
+        hits = recalled_at.get(f"{name}@one-hit")
+        one = f"{sum(hits) / len(hits):9.3f}" if hits else f"{'':9}"
+        print(f"{name:16}" + "".join(f"{sum(r) / len(r):8.3f}" for r in rows) + f"{one}   {len(rows[0])}")
+
+
+async def _variants(settings: Settings, variants: dict[str, dict[str, Any]]) -> dict[str, MemoryService]:
+    """An in-process recall per variant of the recall configuration (its fields over the settings'),
+    on the served graph: the same store and sentence model, no worker of its own."""
+    if not variants:
+        return {}
+    services = Services.build(settings)
+    await services.start(listening=False)
+    return {
+        name: MemoryService(
+            services.store,
+            embeddings=services.embeddings,
+            recall=settings.recall.model_copy(
+                update=RecallConfig.model_validate(over).model_dump(include=set(over))
+            ),
+        )
+        for name, over in variants.items()
+    }
 
 
 def main() -> None:
@@ -266,6 +317,13 @@ def main() -> None:
         default=True,
         help="name each turn's speaker and session as entities (--no-entities: text, tags and dates only)",
     )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="also ask in-process under a variant of the recall configuration, e.g. w1='{\"bridge_weight\": 1}'",
+    )
     parser.add_argument("--pollute-live", type=int, default=100_000)
     parser.add_argument("--pollute-forgotten", type=int, default=10_000)
     args = parser.parse_args()
@@ -280,7 +338,8 @@ def main() -> None:
         if args.pollute:
             asyncio.run(pollute_server(settings, samples, args.pollute_live, args.pollute_forgotten))
         with served(settings) as url:
-            asyncio.run(run(url, samples, settings, args.dates, args.entities))
+            variants = {name: json.loads(over) for name, _, over in (v.partition("=") for v in args.variant)}
+            asyncio.run(run(url, samples, settings, args.dates, args.entities, variants))
 
 
 if __name__ == "__main__":

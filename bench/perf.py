@@ -13,6 +13,10 @@
 
 Prints a table; writes bench/results/perf.json, perf.png and profile-recall.txt. Data: bench/dataset.py.
 
+`--extraction` remembers with extraction on and lets the extraction worker's steps read every memory
+(rules/2: names and key phrases joining memories, which recall's walk and second pass follow) before
+recall is timed at each size; it prints how fast they read.
+
 `--embeddings` measures meaning on beside keywords alone, in the same run on the same graph
 (results/perf-meaning.json): per query, recall with meaning on and with keywords alone (each first in
 turn), the raw replay of the on side's statements, MCP (meaning on); the vector leg (embed/nearest)
@@ -357,7 +361,8 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
     await services.start()
     recorder = Recorder(services.store)
     embeddings = EmbeddingService(recorder, OnnxEncoder.load(), "ok") if args.embeddings else None  # type: ignore[arg-type]
-    memory = MemoryService(recorder, embeddings=embeddings)  # type: ignore[arg-type]
+    extraction = services.extraction if args.extraction else None
+    memory = MemoryService(recorder, embeddings=embeddings, extraction=extraction)  # type: ignore[arg-type]
     keywords_only = MemoryService(recorder) if embeddings else None  # type: ignore[arg-type]
     neo = settings.neo4j
     driver = neo4j.AsyncGraphDatabase.driver(
@@ -394,7 +399,8 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
             },
             "queries": args.queries,
             "recall_settings": "query only, limit 10, hops 1 (the defaults)"
-            + (", embeddings on (random vectors for the memories)" if args.embeddings else ""),
+            + (", embeddings on (random vectors for the memories)" if args.embeddings else "")
+            + (", extraction on (every memory extracted)" if args.extraction else ""),
             "ingest_side_by_side": {
                 side: round(rate, 1)
                 for side, rate in (await ingest_side_by_side(memory, driver, sizes[0])).items()
@@ -415,6 +421,13 @@ async def measure(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
                 await embeddings.backfill()  # the batches remembered with keywords alone
                 stored = await random_vectors(services.store, DIMENSIONS, seed=n)
                 print(f"{n:,} memories: {stored:,} random vectors stored", file=sys.stderr)
+            if extraction is not None:  # what the worker reads from the texts, before recall is timed
+                started = time.perf_counter()
+                read = 0
+                while done := await extraction.extract_pending():
+                    read += done
+                row["extracted_per_s"] = round(read / (time.perf_counter() - started), 1)
+                print(f"{n:,} memories: {read:,} extracted, {row['extracted_per_s']}/s", file=sys.stderr)
             await fold(services.store, GRAPH)
             have = n
             with served(settings) as url:  # started here: its worker finds no backlog to encode
@@ -552,6 +565,11 @@ def main() -> None:
     parser.add_argument("--peer-max", type=int, default=100_000, help="largest graph given to the peer")
     parser.add_argument("--peer-queries", type=int, default=60, help="its search returns every hit: slow")
     parser.add_argument("--embeddings", action="store_true", help="recall with the semantic signal on")
+    parser.add_argument(
+        "--extraction",
+        action="store_true",
+        help="extraction on: every memory read by the extractor (the worker's steps) before recall is timed",
+    )
     parser.add_argument("--heap", default="4g")
     parser.add_argument("--pagecache", default="4g")
     parser.add_argument("--peer-from", type=Path, help="reuse the peer's figures from an earlier perf.json")

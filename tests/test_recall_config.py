@@ -50,10 +50,11 @@ def test_the_docs_list_every_setting_of_recall_with_its_default() -> None:
 
 
 def test_the_formula_follows_the_configuration_it_is_written_from() -> None:
-    variant = RecallConfig(keyword_weight=4, time_weight=1, named_boost=2, bm25_k1=1.5)
+    variant = RecallConfig(keyword_weight=4, time_weight=1, named_boost=2, bm25_k1=1.5, bridge_weight=3)
     written = fusion.formula(variant)
-    assert written.startswith("score    = 4 · keyword · named + walk + 2 · meaning + time + 13 · inside\n")
+    assert written.startswith("score    = 4 · keyword · named + walk + 2 · meaning + time + 16 · inside\n")
     assert "named    = 2 if" in written and "min(1, 2.5 · text" in written
+    assert "+ 3 · bridge" in written
 
 
 def test_the_environment_sets_a_recall_weight(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from graphsvc.domain.models import Links, RecallInput, RecallResult, RememberInput
+from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.extractor.rules import RulesExtractor
 from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.services.extraction import ExtractionService
@@ -84,7 +85,7 @@ def _related(result: RecallResult) -> set[str]:
 async def test_mine_walks_only_the_callers_links_agent_only_agent_given_ones_all_every_one(
     store: GraphStore, extraction: ExtractionService, graph: str
 ) -> None:
-    memory = MemoryService(store, extraction=extraction)
+    memory = MemoryService(store, extraction=extraction, recall=RecallConfig(bridge_from=0))  # the walk alone
     ids = await _planted(memory, graph)
     for _ in range(100):
         if not await extraction.extract_pending():
@@ -113,6 +114,10 @@ async def test_mine_walks_only_the_callers_links_agent_only_agent_given_ones_all
     assert _walked(theirs) == set()  # the query's hit is B's kickoff, whose edge to Falcon is B's
     # Without a token (auth off), `mine` is the links written without one: here, none.
     assert _walked(await _recall(memory, graph, "mine", token=None)) == set()
+    # The second pass through bridges (services/recall/bridges.py) follows the same edges.
+    bridged = MemoryService(store, extraction=extraction)
+    assert ids["planted"] in {m.id for m in (await _recall(bridged, graph, "all")).memories}
+    assert ids["planted"] not in {m.id for m in (await _recall(bridged, graph, "mine")).memories}
 
 
 async def test_links_default_to_all_and_refuse_other_values() -> None:

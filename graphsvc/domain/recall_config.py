@@ -78,6 +78,19 @@ class RecallConfig(BaseModel):
         default=100, ge=1, le=10_000, description="how many the vector index is asked for (approximate)"
     )
     time_seeds: int = Field(default=50, ge=0, le=1000, description="memories of the window taken")
+    # ---- the second pass through bridges (services/recall/bridges.py)
+    bridge_from: int = Field(
+        default=5, ge=0, le=50, description="the first pass's best memories the second starts from (0: none)"
+    )
+    bridge_weight: float = Field(
+        default=2.0, ge=0, description="a memory fully bridged to the first pass's best (walk term)"
+    )
+    bridge_max_degree: int = Field(
+        default=50, ge=2, le=10_000, description="an entity more memories mention is a hub: no bridge"
+    )
+    bridge_candidates: int = Field(
+        default=30, ge=0, le=300, description="memories the second pass adds, best bridged first"
+    )
     # ---- time
     time_windows: bool = Field(
         default=True, description="read the window a query's time expressions name (false: none, no 'when')"
@@ -114,9 +127,15 @@ class RecallConfig(BaseModel):
     @property
     def narrow_weight(self) -> float:
         """The weight of a memory's share inside a narrow window: more than any memory can score
-        otherwise (a full keyword match of a named entity, the walk's 2, meaning in full, the time
-        term), so a memory wholly inside outranks every memory outside."""
-        return self.keyword_weight * self.named_boost + 2 + self.meaning_weight + self.time_weight
+        otherwise (a full keyword match of a named entity, the walk's 2 and its bridge, meaning in full,
+        the time term), so a memory wholly inside outranks every memory outside."""
+        return (
+            self.keyword_weight * self.named_boost
+            + 2
+            + self.bridge_weight
+            + self.meaning_weight
+            + self.time_weight
+        )
 
     def calibration(self, model: str | None) -> Calibration | None:
         """The calibration of `model` (None: embeddings off, or a model without one)."""

@@ -11,7 +11,8 @@ shows it):
     keyword  = coverage ^ keyword_power,   coverage = min(1, (k1 + 1) · BM25(memory) / Σ_t Σ_f w_f · idf_f(t))
     meaning  = 0 if s ≤ floor, else ½ · clip((s - floor) / (ceiling - floor), 0, 1) + ½ · clip(1 - (s* - s) / gap, 0, 1)
                s = max(cos(q, m), spread · cos(q, n) for n),   s* = the largest s among the recall's candidates
-    walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))
+    walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e)) + bridge_weight · bridge
+    bridge   = how far the memory shares rare entities with the first pass's best (services/recall/bridges.py)
     time     = the largest share of one of the memory's times inside the window the request names
                (services/recall/timing.py; 0 when no time window was read)
     inside   = the same share when the window is narrow (at most narrow_days days), else 0: its weight
@@ -64,6 +65,7 @@ class Evidence:
     named: bool = False
     time: float = 0.0
     inside: float = 0.0
+    bridge: float = 0.0
     found_by: tuple[Signal, ...] = ()
 
 
@@ -118,7 +120,7 @@ def fuse(
     """A memory's score parts; `closest` is the largest `nearness` among the recall's candidates."""
     keyword = coverage(evidence.bm25, evidence.attainable, config.bm25_k1) ** config.keyword_power
     meaning = closeness(nearness(evidence.own, evidence.near, config.spread), closest, calibration)
-    walk = 1.0 / (1 + evidence.hop) + min(1.0, evidence.support)
+    walk = 1.0 / (1 + evidence.hop) + min(1.0, evidence.support) + config.bridge_weight * evidence.bridge
     boost = config.named_boost if evidence.named else 1.0
     total = (
         config.keyword_weight * keyword * boost
@@ -155,7 +157,11 @@ def formula(config: RecallConfig) -> str:
             f"keyword  = coverage ^ {config.keyword_power:g}",
             f"coverage = min(1, {config.bm25_k1 + 1:g} · text / Σ over the query's terms t and fields "
             "f ∈ {window, own text}: w_f · idf_f(t))",
-            "walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e))",
+            f"walk     = 1 / (1 + hop) + min(1, Σ 1 / degree(e)) + {_times(config.bridge_weight)}bridge",
+            f"bridge   = min(1, Σ over the first pass's best {config.bridge_from} memories h and the entities e "
+            "the query does not name that the memory shares with h: share(e) / (1 + rank(h)))",
+            f"share(e) = ln(N / degree(e)) / ln(N), 0 for an entity of more than {config.bridge_max_degree} "
+            "memories (N: the graph's memories)",
             "meaning  = 0 if s ≤ floor, else ½ · clip((s - floor) / (ceiling - floor), 0, 1) "
             "+ ½ · clip(1 - (s* - s) / gap, 0, 1)",
             f"s        = max(cos(q, m), {config.spread:g} · cos(q, n) for n in m's neighbours),   "

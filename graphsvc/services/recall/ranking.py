@@ -117,11 +117,13 @@ def evidence(
     keep: set[str] | None = None,
     timely: dict[str, float] | None = None,
     inside: dict[str, float] | None = None,
+    bridge: dict[str, float] | None = None,
 ) -> dict[str, fusion.Evidence]:
     """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`, BM25
     with saturation `k1`), whether it is among the embeddings' nearest (`seeds`), its cosines (`near`,
     as `cosines` gives them), the entities the query names (`named`), its overlap with the time window
-    the request names (`timely`, as timing.term gives it) and with a narrow one (`inside`). Only the
+    the request names (`timely`, as timing.term gives it) and with a narrow one (`inside`), and its
+    bridge to the first pass's best (`bridge`, services/recall/bridges.py). Only the
     memories in `keep` (those valid at the instant asked), unless it is None (history)."""
     support, boosted = _support(context, named)
     bm25, ceiling, near = hits.scores, hits.ceiling(k1), near or {}
@@ -142,11 +144,12 @@ def evidence(
             named=node.id in boosted,
             time=(timely or {}).get(node.id, 0.0),
             inside=(inside or {}).get(node.id, 0.0),
+            bridge=(bridge or {}).get(node.id, 0.0),
             found_by=fusion.signals(
                 keyword=node.id in bm25,
                 meaning=node.id in seeds,
                 time=(timely or {}).get(node.id, 0.0) > 0,
-                walk=node.id in support,
+                walk=node.id in support or node.id in (bridge or {}),
             ),
         )
     return found

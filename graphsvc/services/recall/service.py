@@ -2,8 +2,9 @@
 
 The candidates (keyword hits rescored with the graph's own statistics, the embeddings' nearest
 memories, the anchor entity's memories) seed a breadth-first walk; the memories it reaches within
-`hops`, valid at the instant asked, are ranked by services/recall/ranking.py and returned with the
-relations among the context's nodes. Every weight and count comes from the RecallConfig it is given.
+`hops`, valid at the instant asked, are ranked by services/recall/ranking.py; a second pass follows
+the best ones' bridges (services/recall/bridges.py) to more memories and ranks them all again; they are
+returned with the relations among the context's nodes. Every weight and count comes from the RecallConfig it is given.
 Depends on a small store Protocol, not on the driver.
 """
 
@@ -22,7 +23,7 @@ from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services import provenance
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.ports import Reader, Row
-from graphsvc.services.recall import fusion, timing
+from graphsvc.services.recall import bridges, fusion, timing
 from graphsvc.services.recall.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
 from graphsvc.services.recall.keywords import lucene_query, named_in, query_terms
 from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, ranked
@@ -96,20 +97,43 @@ class RecallService:
         start += [Node.from_row(row, 0) for row in hits.rows]
         start += [Node.from_row(row, 0) for row in nearest if row["id"] not in text]
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
+        edges = EdgeFilter(req.links, provenance.caller_token())
         (context, validity), similar = await asyncio.gather(
-            self._walk(req.graph, start, req.hops, EdgeFilter(req.links, provenance.caller_token())),
+            self._walk(req.graph, start, req.hops, edges),
             self._similarities(
                 req.graph, vector, [row["id"] for row in hits.rows[: config.similar_hits] + nearest]
             ),
         )
         named = named_in(req.query or "", {n.id: n.text for n in context.nodes.values() if not n.is_memory})
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
-        keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-        timely = timing.term(reading, validity.values(), config.when_score)
-        inside = reading.inside(validity.values(), config.narrow_days)
         seeds = {row["id"] for row in nearest}
-        found = evidence(context, hits, config.bm25_k1, named, req.hops, seeds, similar, keep, timely, inside)
         calibration = config.calibration(self._embeddings.model_name) if self._embeddings else None
+
+        def weighed(bridge: dict[str, float] | None = None) -> dict[str, fusion.Evidence]:
+            keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
+            timely = timing.term(reading, validity.values(), config.when_score)
+            inside = reading.inside(validity.values(), config.narrow_days)
+            return evidence(
+                context, hits, config.bm25_k1, named, req.hops, seeds, similar, keep, timely, inside, bridge
+            )
+
+        found = weighed()
+        if config.bridge_from and req.hops >= 1 and found:
+            first = [i for _, _, i in ranked(found, config, list(text), calibration)[: config.bridge_from]]
+            bridged = bridges.scored(
+                await bridges.fetch(self._store, req.graph, first, named, edges, config.bridge_max_degree),
+                first,
+            )
+            if bridged:
+                fresh = bridges.newcomers(bridged, set(context.nodes), config.bridge_candidates)
+                for memory_id in fresh:  # one step past the first memories' entities: hop 1
+                    context.nodes[memory_id] = Node(memory_id, "Memory", "", depth=2, degree=0)
+                more, cosines = await asyncio.gather(
+                    self._validity_of(req.graph, fresh), self._similarities(req.graph, vector, fresh)
+                )
+                validity.update(more)
+                similar.update(cosines)
+                found = weighed(bridged)
         return Gathered(reading, context, validity, found, list(text), calibration)
 
     async def _window_seeds(self, graph: str, reading: timing.Reading, seeded: set[str]) -> list[Node]:
@@ -196,7 +220,14 @@ class RecallService:
 
     async def _validity(self, graph: str, context: Walk) -> dict[str, dict[str, Any]]:
         """memory/validity's row of each memory the walk reached."""
-        memory_ids = [n.id for n in context.nodes.values() if n.is_memory and n.depth >= 0]
+        return await self._validity_of(
+            graph, [n.id for n in context.nodes.values() if n.is_memory and n.depth >= 0]
+        )
+
+    async def _validity_of(self, graph: str, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """memory/validity's row of each of these memories."""
+        if not memory_ids:
+            return {}
         [found] = await self._store.run("memory/validity", graph=graph, ids=memory_ids)
         return {row["id"]: row for row in found["rows"]}
 
