@@ -83,7 +83,7 @@ class RecallConfig(BaseModel):
         default=5, ge=0, le=50, description="the first pass's best memories the second starts from (0: none)"
     )
     bridge_weight: float = Field(
-        default=2.0, ge=0, description="a memory fully bridged to the first pass's best (walk term)"
+        default=0.5, ge=0, description="a memory fully bridged to the first pass's best (bench: Bridges)"
     )
     bridge_max_degree: int = Field(
         default=50, ge=2, le=10_000, description="an entity more memories mention is a hub: no bridge"

@@ -118,7 +118,8 @@ class RecallService:
             )
 
         found = weighed()
-        if config.bridge_from and req.hops >= 1 and found:
+        # A question that names a time is answered by the time: bridges would bring memories of others.
+        if config.bridge_from and req.hops >= 1 and reading.window is None and found:
             first = [i for _, _, i in ranked(found, config, list(text), calibration)[: config.bridge_from]]
             bridged = bridges.scored(
                 await bridges.fetch(self._store, req.graph, first, named, edges, config.bridge_max_degree),
