@@ -53,6 +53,8 @@ LIMITS: dict[str, str] = {
     "newest-batches": "the newest batches left out with an earlier exportedAt are only noted (the chain "
     "lists them as anchored after the file was made): note when you received the file",
     "header-counts": "the header's counts are as of the start and not checked (the trailer's are)",
+    "event-links": "an event's typed links to its contexts (REINFORCES, CONTRADICTS, ...) are not hashed: "
+    "only the context they reach is (as a MENTIONS)",
 }
 
 CLASSES = (
@@ -767,6 +769,14 @@ def _newest_batch_dropped_earlier(rs: list[Record]) -> list[Record]:
     return out
 
 
+def _event_link_retyped(rs: list[Record]) -> list[Record]:
+    """An event's REINFORCES link turned into a CONTRADICTS (the context it reaches kept)."""
+    links = [e for m in _of(rs, "memory") for e in m["edges"] if e["rel"] not in ("MENTIONS", "SUPERSEDES")]
+    link = _first(links, "event with a typed link (store_event)")
+    link["rel"] = "CONTRADICTS" if link["rel"] != "CONTRADICTS" else "REINFORCES"
+    return rs
+
+
 def _header_counts(rs: list[Record]) -> list[Record]:
     rs[0]["counts"]["memories"] += 7
     return rs
@@ -886,6 +896,7 @@ TAMPERS: tuple[Tamper, ...] = (
         "the newest batch left out, exportedAt before it", "newest-batches", _newest_batch_dropped_earlier
     ),
     Tamper("the header's counts changed", "header-counts", _header_counts),
+    Tamper("an event's REINFORCES link made a CONTRADICTS", "event-links", _event_link_retyped),
 )
 
 

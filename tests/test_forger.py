@@ -1,6 +1,6 @@
 """The forger (scripts/forger.py, issue 37's target): a genuine export of an anchored graph (four
 batches, an update, a forgotten anchored memory whose forget record is anchored, one forgotten before
-anchoring, entities with relations and their properties, an extracted edge, a memory not anchored yet)
+anchoring, entities with relations and their properties, an extracted edge, an event with a typed link, a memory not anchored yet)
 tampered every way the issue lists, each with the trailer sealed again, and audited with the auditor's
 trust roots (the contract and the graph tag the operator publishes, or a root the auditor holds).
 No tamper outside the documented limits may pass; each documented limit is named in docs/audit.md."""
@@ -17,8 +17,10 @@ from types import ModuleType
 import pytest
 
 from graphsvc.config import Settings
+from graphsvc.domain.locus import StoreEventInput
 from graphsvc.domain.models import GraphInput, LinkInput, RememberInput
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import REPO
@@ -61,6 +63,8 @@ async def _genuine(
         id=gas.id,
         database_=store._database,
     )
+    event = {"event_kind": "observation", "payload": "gas spiked again", "reinforces": ["topic:gas"]}
+    await LocusService(memory, store).store_event(StoreEventInput.model_validate(event | {"graph": graph}))
     await anchoring.anchor_now(GraphInput(graph=graph))  # a fourth batch, after the forget record's
     await memory.remember(RememberInput(text="pending at export", graph=graph))
     return await export(store, settings, graph, path)
