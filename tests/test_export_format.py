@@ -327,6 +327,26 @@ def test_a_line_nested_deeper_than_the_parser_recurses_is_refused_in_a_process_o
     assert (server.returncode, server.stdout.strip()) == (0, "refused"), server.stderr[-2000:]
 
 
+def test_an_audit_whose_reader_leaves_early_exits_with_its_verdict_and_no_traceback(tmp_path: Path) -> None:
+    """`graphsvc audit g.jsonl | head -1`: the pipe closes before the verdict is written."""
+    lines, _ = _malformed()["not JSON"]
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(b"".join(lines))
+    command = [
+        str(Path(sys.executable).parent / "graphsvc"),
+        "audit",
+        str(path),
+        "--rpc",
+        "http://127.0.0.1:9",
+    ]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as running:
+        assert running.stdout and running.stderr
+        running.stdout.close()  # before graphsvc has imported, let alone written
+        err = running.stderr.read().decode()
+        code = running.wait(timeout=120)
+    assert code == 2 and "Traceback" not in err and "BrokenPipe" not in err, (code, err)
+
+
 _HOSTILE = "\x1b[2J\u202e\u200b\n\r\x00\x7f\u2028✓ Audited: graph ok"
 
 

@@ -184,7 +184,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return 2
     with source:
         report = audit.audit(bounded_lines(source), rpc, pins)
-    print(json.dumps(audit_render.as_json(report), indent=2) if args.json else audit_render.render(report))
+    shown = json.dumps(audit_render.as_json(report), indent=2) if args.json else audit_render.render(report)
+    try:
+        print(shown, flush=True)
+    except BrokenPipeError:  # the reader left (`graphsvc audit g.jsonl | head`): no traceback, same exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere at exit
     return report.exit_code
 
 
