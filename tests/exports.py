@@ -3,8 +3,11 @@ slate, an importer and an audit, on the session's Neo4j and local chain."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -21,6 +24,7 @@ from graphsvc.services.import_export import ExportImporter
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from graphsvc.verifier import Rpc
+from tests.conftest import REPO
 
 POOL, MON = {"label": "Pool", "name": "MON/USDC-A"}, {"label": "Token", "name": "MON"}
 
@@ -108,3 +112,13 @@ def importer(
 def audited(lines: list[bytes], settings: Settings, pins: Pins | None = None) -> audit.AuditReport:
     assert settings.chain.rpc_url
     return audit.audit(lines, Rpc(settings.chain.rpc_url), pins)
+
+
+def forger_script() -> ModuleType:
+    """scripts/forger.py as a module (a script, not a package of graphsvc)."""
+    spec = importlib.util.spec_from_file_location("forger", REPO / "scripts" / "forger.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module

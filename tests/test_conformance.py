@@ -22,6 +22,7 @@ from playwright.async_api import Browser, Page
 
 from graphsvc.devstack import chain as local_chain
 from tests.conftest import REPO, free_port
+from tests.exports import forger_script
 
 CORPUS = REPO / "contracts" / "conformance"
 MANIFEST = json.loads((CORPUS / "cases.json").read_text())
@@ -31,15 +32,6 @@ EXPORT_CASES: list[dict[str, Any]] = json.loads((EXPORTS / "cases.json").read_te
 FINDING = re.compile(r"^  (?:line (\d+)|file): \[([\w-]+)\] (.*)$", re.MULTILINE)
 PAGE_FILE = REPO / "graphsvc" / "web" / "verify.html"
 MARK = re.compile(r"^  ([✓✗·]) (\w+)", re.MULTILINE)
-
-
-def _forger() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("forger", REPO / "scripts" / "forger.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def _script() -> ModuleType:
@@ -109,7 +101,7 @@ def test_the_export_corpus_has_every_way_an_export_can_lie_and_a_genuine_export(
     }
     # every tamper of the forger outside the documented limits is a case (issue 37, item 8)
     forged = {c["name"] for c in EXPORT_CASES if c["name"].startswith("fail-forged-")}
-    assert len(forged) == len([t for t in _forger().TAMPERS if not t.limit])
+    assert len(forged) == len([t for t in forger_script().TAMPERS if not t.limit])
     assert sorted(p.name for p in EXPORTS.iterdir()) == sorted(
         [*(c["file"] for c in EXPORT_CASES), "cases.json"]
     )

@@ -7,12 +7,9 @@ No tamper outside the documented limits may pass; each documented limit is named
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -24,19 +21,10 @@ from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import REPO
-from tests.exports import MON, POOL, anchoring, export, fill
+from tests.exports import MON, POOL, anchoring, export, fill, forger_script
 
 pytestmark = pytest.mark.neo4j
 __all__ = ["anchoring"]  # a fixture of this module's tests
-
-
-def _forger() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("forger", REPO / "scripts" / "forger.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 async def _genuine(
@@ -78,7 +66,7 @@ async def test_no_tamper_outside_the_documented_limits_passes_the_audit(
     graph: str,
     tmp_path: Path,
 ) -> None:
-    forger = _forger()
+    forger = forger_script()
     lines = await _genuine(store, memory, anchoring, settings, graph, tmp_path / "g.jsonl")
     records = [json.loads(line) for line in lines]
     kinds = [r["type"] for r in records]
@@ -110,7 +98,7 @@ async def test_no_tamper_outside_the_documented_limits_passes_the_audit(
 
 
 def test_each_documented_limit_is_named_in_the_audit_page() -> None:
-    forger = _forger()
+    forger = forger_script()
     page = (REPO / "docs" / "audit.md").read_text()
     section = page.split("## What the audit cannot show", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"^- \*\*`([a-z-]+)`\*\*", section, re.MULTILINE))
