@@ -12,6 +12,7 @@ AsyncBatchedBaseStore and InMemoryStore internals (mocks of LangGraph's own clas
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -19,6 +20,7 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, Item, ListNamespa
 
 from graphsvc.client import Client, errors
 from graphsvc.domain.listing import ListMemoriesInput
+from graphsvc.domain.models import RememberInput
 from graphsvc.integrations.langgraph import GraphsvcStore
 
 
@@ -94,6 +96,33 @@ def test_a_put_on_a_key_supersedes_its_memory_and_the_history_stays(
     newer, older = history.memories
     assert newer.supersedes == [older.id] and history.total == 2
     assert [i.value for i in store.search(("users",))] == [{"drink": "tea", "since": 2026}]
+
+
+def test_two_puts_racing_on_one_key_show_one_item_the_newest_until_the_next_put_supersedes_both(
+    store: GraphsvcStore, client: Client
+) -> None:
+    store.put(("race",), "k", {"drink": "mango lassi", "n": 1})
+    first = client.list_memories(ListMemoriesInput(tags=["store/race", "key:k"])).memories[0]
+    # what two racing puts do: each read version 1 as current and superseded it
+    racers = [
+        client.remember(
+            RememberInput(
+                text=json.dumps({"drink": "mango lassi", "n": n}),
+                tags=["store/race", "key:k"],
+                supersedes=[first.id],
+            )
+        )
+        for n in (2, 3)
+    ]
+    current = client.list_memories(ListMemoriesInput(tags=["store/race", "key:k"]))
+    assert {m.id for m in current.memories} == {r.id for r in racers}
+    assert [i.value["n"] for i in store.search(("race",))] == [3]
+    assert [i.value["n"] for i in store.search(("race",), query="mango lassi")] == [3]
+    got = store.get(("race",), "k")
+    assert got is not None and got.value["n"] == 3
+    store.put(("race",), "k", {"drink": "mango lassi", "n": 4})
+    newest = client.list_memories(ListMemoriesInput(tags=["store/race", "key:k"])).memories
+    assert len(newest) == 1 and set(newest[0].supersedes) == {r.id for r in racers}
 
 
 def test_delete_forgets_every_version_of_the_key(store: GraphsvcStore, client: Client) -> None:

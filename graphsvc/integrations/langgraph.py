@@ -12,7 +12,8 @@ How items live in graphsvc (every one in the token's graph, or `graph=`):
   kept beside the text as the memory's data (not hashed);
 - `put` remembers; on a key that holds an item it supersedes the item's memory, so the history of a
   key stays in the graph, each version hashed; `delete` forgets every version of the key (two puts
-  racing on one key may leave two current versions until the key's next put: docs/python.md);
+  racing on one key may leave two current versions; get and search show the newest, and the key's
+  next put supersedes both: docs/python.md);
 - `search(query=...)` is graphsvc's recall (keywords, meaning, time) over its 50 best memories of the
   graph, kept to the namespace; without a query, the namespace's items newest first; `filter` matches
   the value's fields (equality, or $eq $ne $gt $gte $lt $lte);
@@ -196,7 +197,7 @@ class GraphsvcStore(BaseStore):
             found = [(m, None) for m in await _all(sender, ListMemoriesInput(under=under))]
         matching = [
             self._item(m, score=score)
-            for m, score in found
+            for m, score in _newest_per_key(found)
             if self._namespace(m) is not None and _matches(self._value(m), op.filter or {})
         ]
         return cast(list[SearchItem], matching[op.offset : wanted])
@@ -293,6 +294,20 @@ async def _all(sender: _Sender, first: ListMemoriesInput) -> list[ListedMemory]:
         found += got.memories
         page = calls.next_page(page, got)
     return found
+
+
+def _newest_per_key(
+    found: Iterable[tuple[ListedMemory, float | None]],
+) -> list[tuple[ListedMemory, float | None]]:
+    """One item per key, in the place of its first: two puts racing on one key leave two current
+    versions, and the newest is the item (as `get` reads it)."""
+    kept: dict[tuple[str, ...], tuple[ListedMemory, float | None]] = {}
+    for memory, score in found:
+        address = tuple(sorted(memory.tags))  # its namespace tag and its key tag, with any others
+        first = kept.setdefault(address, (memory, score))
+        if datetime.fromisoformat(memory.createdAt) > datetime.fromisoformat(first[0].createdAt):
+            kept[address] = (memory, first[1])
+    return list(kept.values())
 
 
 def _label_checked(label: str) -> str:
