@@ -53,6 +53,18 @@ def test_a_bridge_from_a_better_first_memory_counts_more_and_shared_ones_add_up(
     )
 
 
+def test_a_bridged_memory_is_one_hop_past_the_shallowest_first_memory_that_reaches_it() -> None:
+    found = Bridges(
+        size=100,
+        rows=[
+            {"from": "hit", "entity": "Name:Dana", "degree": 2, "others": ["near"]},
+            {"from": "walked", "entity": "Name:Porto", "degree": 3, "others": ["near", "far"]},
+        ],
+    )
+    # "hit" at hop 0 (depth 0), "walked" at hop 1 (depth 2): "far" is only reached from hop 1
+    assert bridges.depths(found, {"hit": 0, "walked": 2}) == {"near": 2, "far": 4}
+
+
 # ---- the pass on Neo4j ---------------------------------------------------------------------------
 
 

@@ -14,7 +14,8 @@ N the graph's number of memories, degree(e) how many memories mention e (a bridg
 large share of the graph's memories carries little; one mentioned by more than `bridge_max_degree`
 is not followed at all), rank(h) the first memory's place in the first pass (0 for the best). The
 score adds `bridge_weight · bridge` to the walk term; the memories it brings that the first pass did
-not have (the best `bridge_candidates` of them) are read by meaning like the others. The first
+not have (the best `bridge_candidates` of them within the request's hops, each one hop past the
+first memory that reaches it) are read by meaning like the others. The first
 memories themselves get no bridge: the pass adds to them, it does not reorder them. Pure but for
 `fetch`: the scoring needs no Neo4j.
 """
@@ -22,7 +23,7 @@ memories themselves get no bridge: the pass adds to them, it does not reorder th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,17 @@ def scored(bridges: Bridges, first: Sequence[str]) -> dict[str, float]:
             if other not in rank:  # the first memories are where the pass starts, not what it brings
                 total[other] = total.get(other, 0.0) + carried
     return {memory_id: min(1.0, value) for memory_id, value in total.items()}
+
+
+def depths(bridges: Bridges, depth_of: Mapping[str, int]) -> dict[str, int]:
+    """Each bridged memory's depth in the walk: two steps (to the bridge entity and on to it) past the
+    shallowest first memory that reaches it, so recall's hop limit holds for what the pass brings."""
+    reached: dict[str, int] = {}
+    for row in bridges.rows:
+        depth = depth_of[row["from"]] + 2
+        for other in row["others"]:
+            reached[other] = min(reached.get(other, depth), depth)
+    return reached
 
 
 def newcomers(value: dict[str, float], known: set[str], limit: int) -> list[str]:

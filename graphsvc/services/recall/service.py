@@ -26,7 +26,7 @@ from graphsvc.services.ports import Reader, Row
 from graphsvc.services.recall import bridges, fusion, timing
 from graphsvc.services.recall.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
 from graphsvc.services.recall.keywords import lucene_query, named_in, query_terms
-from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, ranked
+from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, hop_of, ranked
 from graphsvc.services.recall.term_stats import GraphStats, QueryScorer, analyzed_lines
 
 MAX_RELATIONS = 1000
@@ -121,14 +121,16 @@ class RecallService:
         # A question that names a time is answered by the time: bridges would bring memories of others.
         if config.bridge_from and req.hops >= 1 and reading.window is None and found:
             first = [i for _, _, i in ranked(found, config, list(text), calibration)[: config.bridge_from]]
-            bridged = bridges.scored(
-                await bridges.fetch(self._store, req.graph, first, named, edges, config.bridge_max_degree),
-                first,
-            )
+            read = await bridges.fetch(self._store, req.graph, first, named, edges, config.bridge_max_degree)
+            bridged = bridges.scored(read, first)
             if bridged:
-                fresh = bridges.newcomers(bridged, set(context.nodes), config.bridge_candidates)
-                for memory_id in fresh:  # one step past the first memories' entities: hop 1
-                    context.nodes[memory_id] = Node(memory_id, "Memory", "", depth=2, degree=0)
+                reached = bridges.depths(read, {i: context.nodes[i].depth for i in first})
+                within = {i: v for i, v in bridged.items() if hop_of(reached[i]) <= req.hops}
+                fresh = bridges.newcomers(within, set(context.nodes), config.bridge_candidates)
+                for memory_id in fresh:
+                    context.nodes[memory_id] = Node(
+                        memory_id, "Memory", "", depth=reached[memory_id], degree=0
+                    )
                 more, cosines = await asyncio.gather(
                     self._validity_of(req.graph, fresh), self._similarities(req.graph, vector, fresh)
                 )
