@@ -296,6 +296,19 @@ def test_the_audit_command_reads_a_malformed_file_without_a_traceback_and_exits_
     assert all(c == "\n" or c.isprintable() for c in out.out + out.err)
 
 
+def test_the_audit_command_names_a_file_it_cannot_open_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphsvc.cli import main
+
+    missing, bundle = tmp_path / "gone.jsonl", tmp_path / "gone-bundle.json"
+    assert main(["audit", str(missing), "--rpc", "http://127.0.0.1:9"]) == 2
+    assert capsys.readouterr().err == f"graphsvc: {missing}: No such file or directory\n"
+    missing.write_bytes(b"")
+    assert main(["audit", str(missing), "--rpc", "http://127.0.0.1:9", "--bundle", str(bundle)]) == 2
+    assert capsys.readouterr().err == f"graphsvc: {bundle}: No such file or directory\n"
+
+
 def test_a_line_nested_deeper_than_the_parser_recurses_is_refused_in_a_process_of_graphsvc(
     tmp_path: Path,
 ) -> None:

@@ -109,6 +109,14 @@ def _pins(args: argparse.Namespace, contract: str | None) -> Pins:
     return Pins(contract, args.graph_tag, tuple(args.known_root), tuple(bundles))
 
 
+def _cannot_read(error: Exception) -> int:
+    """`graphsvc: <file>: <why>` on stderr for a file (or an RPC address) that cannot be read; exit 2."""
+    why = str(getattr(error, "strerror", None) or error)
+    name = getattr(error, "filename", None)
+    print(f"graphsvc: {verifier.inert(f'{name}: {why}' if name else why)}", file=sys.stderr)
+    return 2
+
+
 def confirmation(rpc_url: str, pins: Pins) -> Confirm:
     """The chain part of the audit, for an import: on this server's chain, its contract pinned."""
     rpc = verifier.Rpc(rpc_url)
@@ -139,8 +147,7 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
         pins = _pins(args, contract)
         source = args.file.open("rb")  # opened and read once: a pipe works
     except (OSError, verifier.BundleError) as e:
-        print(f"graphsvc: {verifier.inert(str(getattr(e, 'strerror', None) or e))}", file=sys.stderr)
-        return 2
+        return _cannot_read(e)
 
     async def work(services: Services) -> Any:
         importer = ExportImporter(
@@ -180,8 +187,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         pins = _pins(args, args.contract)
         source = args.file.open("rb")  # read once: a pipe works
     except (OSError, verifier.RpcError, verifier.BundleError) as e:
-        print(f"graphsvc: {verifier.inert(str(getattr(e, 'strerror', None) or e))}", file=sys.stderr)
-        return 2
+        return _cannot_read(e)
     with source:
         report = audit.audit(bounded_lines(source), rpc, pins)
     shown = json.dumps(audit_render.as_json(report), indent=2) if args.json else audit_render.render(report)
