@@ -30,8 +30,13 @@ CALL () {
   UNWIND item.entities AS ent
   MERGE (e:Entity {graph: item.graph, id: ent.id})
     ON CREATE SET e.label = ent.label, e.name = ent.name
-  SET e:$(ent.label), e.normName = ent.normName
-  REMOVE e.source
+  WITH item, ent, e
+  CALL (e, ent) {  // written only when it changes: a write locks the entity, and a hub is in every remember
+    WITH e, ent
+    WHERE NOT ent.label IN labels(e) OR e.normName IS NULL OR e.normName <> ent.normName OR e.source IS NOT NULL
+    SET e:$(ent.label), e.normName = ent.normName
+    REMOVE e.source
+  }
   WITH item, ent
   CALL (item, ent) {
     MATCH (x:Entity {graph: item.graph, normName: ent.normName})
