@@ -13,7 +13,7 @@ import pytest
 from graphsvc.errors import Unavailable
 from graphsvc.services import worker as worker_module
 from graphsvc.services.recall.term_fold import TermFolder
-from graphsvc.services.worker import Worker
+from graphsvc.services.worker import Traffic, Worker
 
 WITHIN_S = 10.0  # every wait on a step is bounded by this
 
@@ -166,6 +166,26 @@ async def test_a_worker_without_interval_stops_when_nothing_waits_and_a_wake_sta
     worker.wake()
     await _until(lambda: steps.calls == 4)
     await worker.stop()
+
+
+async def test_background_work_makes_room_for_requests_in_flight_or_just_ended_and_none_otherwise() -> None:
+    now = [100.0]
+    paused: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        paused.append(seconds)
+
+    traffic = Traffic(0.2, recent_s=0.1, max_pause_s=2.0, clock=lambda: now[0], sleep=sleep)
+    assert await traffic.make_room(0.3) == 0.0  # no request about: the backlog at full speed
+    with traffic:
+        assert traffic.active
+        assert await traffic.make_room(0.3) == pytest.approx(1.2)  # work takes a fifth of the time
+        assert await traffic.make_room(5.0) == 2.0  # never more than the cap
+    now[0] += 0.05
+    assert await traffic.make_room(0.1) == pytest.approx(0.4)  # one just ended: the next may follow
+    now[0] += 0.1
+    assert not traffic.active and await traffic.make_room(0.1) == 0.0
+    assert paused == pytest.approx([1.2, 2.0, 0.4])
 
 
 async def test_stop_cancels_a_step_in_flight_waits_for_it_and_never_raises() -> None:

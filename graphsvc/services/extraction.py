@@ -5,7 +5,8 @@ them `:Unembedded`; a background worker (`extract_pending`, run by app.py beside
 claims batches of them with a lease (extract/claim: several replicas share the backlog), runs the
 extractor in a process of its own at the lowest CPU priority (in a thread, pure Python extraction held
 the interpreter's lock against the requests: remember's p50 rose by a third while it read; a process
-also keeps a model's memory apart), and stores what it found (extract/store):
+also keeps a model's memory apart), and stores what it found (extract/store); while requests run, each
+step is followed by a pause that keeps the worker to a fifth of the time (services/worker.Traffic):
 each mention an ordinary entity `Label:name` of the memory's graph, joined by a MENTIONS edge marked
 `source: "extracted"` and `extractor: "<name>/<version>"`; the memory then carries `extractedWith`.
 Until then the memory is found as before (keywords, meaning, its given entities): nothing waits for it.
@@ -37,7 +38,7 @@ from typing import Literal, Protocol
 from graphsvc.domain.extraction import Mention, bounded, normalise
 from graphsvc.services.drafts import new_id
 from graphsvc.services.ports import Store
-from graphsvc.services.worker import lowest_priority
+from graphsvc.services.worker import Traffic, lowest_priority
 
 BATCH = 256  # memories a worker claims at once
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
@@ -67,6 +68,7 @@ class ExtractionService:
         self._background: ProcessPoolExecutor | None = None
         self._prepared = False
         self._done, self._since = 0, time.monotonic()
+        self.requests = Traffic()  # what MemoryService serves: a step makes room for it (extract_pending)
 
     @property
     def on(self) -> bool:
@@ -85,12 +87,15 @@ class ExtractionService:
     async def extract_pending(self, limit: int = BATCH, lease_ms: int = LEASE_MS) -> int:
         """Claim up to `limit` memories of the backlog, read them (in the extractor's process) and store
         what was found; returns how many this call stored (the worker runs again at once while it
-        stores any). The claims of a step that fails lapse after `lease_ms` and are taken again."""
+        stores any). The claims of a step that fails lapse after `lease_ms` and are taken again. While
+        requests run, a step that stored anything then pauses to take at most a fifth of the time
+        (`Traffic`): what it costs Neo4j and the server on a small machine is taken from them."""
         if not self.on:
             return 0
         assert self._extractor is not None
         if not self._prepared:
             await self._prepare()
+        started = time.monotonic()
         token = secrets.token_hex(8)
         claimed = await self._store.run("extract/claim", limit=limit, lease_ms=lease_ms, token=token)
         if not claimed:
@@ -113,6 +118,7 @@ class ExtractionService:
             "extract/store", token=token, rows=rows, extractor=self._extractor.name
         )
         await self._progress(stored["stored"])
+        await self.requests.make_room(time.monotonic() - started)
         return stored["stored"]
 
     async def close(self) -> None:

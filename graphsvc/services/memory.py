@@ -32,6 +32,7 @@ from graphsvc.services.ports import Store
 from graphsvc.services.recall.service import RecallService
 from graphsvc.services.recall.term_fold import TermFolder
 from graphsvc.services.remember import RememberService
+from graphsvc.services.worker import Traffic
 
 
 class MemoryService:
@@ -53,6 +54,8 @@ class MemoryService:
         self._writes = RememberService(store, self.folder, clock, embeddings, deadline_s, extraction)
         self._recall = RecallService(store, clock, embeddings, recall)
         self._listing = ListingService(store, clock)
+        # remember and recall are what the extraction worker makes room for (services/extraction.py)
+        self._requests = extraction.requests if extraction is not None else Traffic()
 
     async def start(self) -> None:
         """A start-up step: fold the term statistics' deltas a stopped process left (in the background)."""
@@ -69,19 +72,23 @@ class MemoryService:
         extra: Mapping[str, Any] | None = None,
     ) -> RememberResult:
         """RememberService.remember."""
-        return await self._writes.remember(req, links=links, extra=extra)
+        with self._requests:
+            return await self._writes.remember(req, links=links, extra=extra)
 
     async def remember_many(self, reqs: Sequence[RememberInput]) -> list[RememberReceipt]:
         """RememberService.remember_many."""
-        return await self._writes.remember_many(reqs)
+        with self._requests:
+            return await self._writes.remember_many(reqs)
 
     async def forget(self, req: IdInput) -> ForgetResult:
         """RememberService.forget."""
-        return await self._writes.forget(req)
+        with self._requests:
+            return await self._writes.forget(req)
 
     async def recall(self, req: RecallInput) -> RecallResult:
         """RecallService.recall."""
-        return await self._recall.recall(req)
+        with self._requests:
+            return await self._recall.recall(req)
 
     async def link(self, req: LinkInput) -> LinkResult:
         return await graph_tools.link(self._store, req)

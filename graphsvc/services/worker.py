@@ -170,6 +170,45 @@ class Worker:
             self._wakeup = None
 
 
+class Traffic:
+    """The requests in flight, for background work to make room for: after a step of `worked` seconds
+    while requests run (one in flight, or one ended within `recent_s`), `make_room` pauses so that the
+    work takes at most `share` of the time (the pause `worked * (1 - share) / share`, at most
+    `max_pause_s`); with no request about, no pause. Requests enter with `with traffic:`."""
+
+    def __init__(
+        self,
+        share: float = 0.2,
+        *,
+        recent_s: float = 0.1,
+        max_pause_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._share, self._recent_s, self._max_pause_s = share, recent_s, max_pause_s
+        self._clock, self._sleep = clock, sleep
+        self._in_flight, self._last_end = 0, float("-inf")
+
+    def __enter__(self) -> None:
+        self._in_flight += 1
+
+    def __exit__(self, *_: object) -> None:
+        self._in_flight -= 1
+        self._last_end = self._clock()
+
+    @property
+    def active(self) -> bool:
+        return self._in_flight > 0 or self._clock() - self._last_end < self._recent_s
+
+    async def make_room(self, worked_s: float) -> float:
+        """Pause after `worked_s` seconds of background work while requests run; returns the pause."""
+        if not self.active:
+            return 0.0
+        pause = min(self._max_pause_s, worked_s * (1 - self._share) / self._share)
+        await self._sleep(pause)
+        return pause
+
+
 def _described(error: Exception) -> str:
     return str(error) if isinstance(error, GraphsvcError) else type(error).__name__
 
