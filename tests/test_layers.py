@@ -104,7 +104,7 @@ def test_layer_imports_only_what_it_may(where: str, forbidden: tuple[str, ...]) 
 
 
 def test_the_domain_imports_the_standard_library_pydantic_and_the_hashing_codecs_only() -> None:
-    allowed = {*sys.stdlib_module_names, "pydantic", "rfc8785", "eth_utils", "eth_abi"}
+    allowed = {*sys.stdlib_module_names, "pydantic", "typing_extensions", "rfc8785", "eth_utils", "eth_abi"}
     for path in _modules("domain"):
         bad = {
             name
