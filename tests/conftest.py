@@ -44,9 +44,9 @@ from graphsvc.config import (
     Settings,
 )
 from graphsvc.devstack import neo4j as local_neo4j
+from graphsvc.services.index.term_fold import fold
+from graphsvc.services.index.term_stats import fields_of, tally
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.term_fold import fold
-from graphsvc.services.recall.term_stats import fields_of, tally
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
 

@@ -29,10 +29,10 @@ from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.encoder.onnx import MAVEN_CENTRAL, MODELS, EncoderUnavailable, Maven, OnnxEncoder, files
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.index.keywords import keywords
+from graphsvc.services.index.term_fold import fold
+from graphsvc.services.index.term_stats import analyze
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.keywords import keywords
-from graphsvc.services.recall.term_fold import fold
-from graphsvc.services.recall.term_stats import analyze
 from graphsvc.store.graph import GraphStore
 from tests import paraphrase_hard
 from tests.conftest import _serve

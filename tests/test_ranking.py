@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.domain.recall_config import Calibration, RecallConfig
-from graphsvc.services.recall.graph_walk import Node, Walk, WalkEdge
-from graphsvc.services.recall.keywords import named_in
+from graphsvc.services.graph_walk import Node, Walk, WalkEdge
+from graphsvc.services.index.keywords import named_in
 from graphsvc.services.recall.ranking import (
     WINDOW,
     Hits,

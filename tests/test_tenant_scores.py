@@ -12,15 +12,15 @@ import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.domain.recall_config import RecallConfig
-from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall import term_fold
-from graphsvc.services.recall.term_stats import (
+from graphsvc.services.index import term_fold
+from graphsvc.services.index.term_stats import (
     GraphStats,
     QueryScorer,
     analyze,
     analyzed_lines,
     stored_length,
 )
+from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import recounted, term_stats
 

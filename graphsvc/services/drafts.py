@@ -14,8 +14,8 @@ from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
 from graphsvc.domain.models import Edge, EntityIn, EntityOut, RememberInput, RememberReceipt, RememberResult
 from graphsvc.domain.render import clip
+from graphsvc.services.index.keywords import graph_key
 from graphsvc.services.recall import timing
-from graphsvc.services.recall.keywords import graph_key
 
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 Triple = tuple[str, str, str]  # a relation: (from entity id, type, to entity id)

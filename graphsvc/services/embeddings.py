@@ -32,8 +32,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
+from graphsvc.services.index.keywords import graph_key, query_terms
 from graphsvc.services.ports import Row, Store
-from graphsvc.services.recall.keywords import graph_key, query_terms
 from graphsvc.services.recall.ranking import WINDOW, Cosines, cosines
 from graphsvc.services.worker import lowest_priority
 

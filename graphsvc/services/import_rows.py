@@ -22,8 +22,8 @@ from graphsvc.domain.merkle import pack_proof
 from graphsvc.domain.render import clip
 from graphsvc.domain.spans import parse_occurred
 from graphsvc.services.drafts import TITLE_WIDTH
+from graphsvc.services.index.keywords import graph_key
 from graphsvc.services.recall import timing
-from graphsvc.services.recall.keywords import graph_key
 
 ENVELOPE_FIELDS = ("text", "tags", "createdAt", "supersedes", "validFrom", "validTo", "occurredAt")
 TEMPORAL = ("supersedes", "validFrom", "validTo", "occurredAt")

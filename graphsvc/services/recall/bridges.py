@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphsvc.services.graph_walk import EdgeFilter
 from graphsvc.services.ports import Reader
-from graphsvc.services.recall.graph_walk import EdgeFilter
 
 
 @dataclass(frozen=True)

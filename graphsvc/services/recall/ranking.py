@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphsvc.domain.recall_config import Calibration, RecallConfig
+from graphsvc.services.graph_walk import Walk
 from graphsvc.services.recall import fusion
-from graphsvc.services.recall.graph_walk import Walk
 
 WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)

@@ -22,12 +22,12 @@ from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services import provenance
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
+from graphsvc.services.index.keywords import lucene_query, named_in, query_terms
+from graphsvc.services.index.term_stats import GraphStats, QueryScorer, analyzed_lines
 from graphsvc.services.ports import Reader, Row
 from graphsvc.services.recall import bridges, fusion, timing
-from graphsvc.services.recall.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
-from graphsvc.services.recall.keywords import lucene_query, named_in, query_terms
 from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, hop_of, ranked
-from graphsvc.services.recall.term_stats import GraphStats, QueryScorer, analyzed_lines
 
 MAX_RELATIONS = 1000
 

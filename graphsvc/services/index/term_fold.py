@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.index.term_stats import folded
 from graphsvc.services.ports import Reader, Store
-from graphsvc.services.recall.term_stats import folded
 from graphsvc.services.worker import Worker
 
 FOLD_DELAY_S = 0.2  # a fold waits this long after a write, gathering the writes that follow

@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 
-from graphsvc.services.recall.term_stats import analyze
+from graphsvc.services.index.term_stats import analyze
 
 MAX_QUERY_TERMS = 64
 _TERM = re.compile(r"\w+", re.UNICODE)
