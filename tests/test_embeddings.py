@@ -210,7 +210,7 @@ async def test_a_memory_not_yet_embedded_is_found_by_keywords(
     await _drain(embeddings)
     [pending] = await _remember(semantic_memory, graph, ["the zeppelin museum opens on Sunday"])
     # the statistics folded first: a recall racing the fold's commit may read its delta in neither the
-    # counters nor the pending deltas (services/recall/term_fold.py), which once let the window-only hit win
+    # counters nor the pending deltas (services/index/term_fold.py), which once let the window-only hit win
     await fold(store, graph)
     assert (await _vectors(store, graph))[pending] is None
     assert await _recalled(semantic_memory, graph, "zeppelin museum", limit=1) == [pending]

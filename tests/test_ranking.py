@@ -6,17 +6,10 @@ import pytest
 
 from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.services.graph_walk import Node, Walk, WalkEdge
-from graphsvc.services.index.keywords import named_in
-from graphsvc.services.recall.ranking import (
-    WINDOW,
-    Hits,
-    by_score_then_order,
-    cosines,
-    evidence,
-    hop_of,
-    ranked,
-    windows,
-)
+from graphsvc.services.index.cosines import cosines
+from graphsvc.services.index.windows import WINDOW, windows
+from graphsvc.services.recall.query import named_in
+from graphsvc.services.recall.ranking import Hits, by_score_then_order, evidence, hop_of, ranked
 
 
 def memory(memory_id: str, depth: int) -> Node:

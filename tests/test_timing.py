@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from graphsvc.domain.models import RecallInput
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.spans import parse_occurred
-from graphsvc.services.recall.timing import Reading, overlaps, read, stamp, term
+from graphsvc.services.index.times import stamp
+from graphsvc.services.recall.timing import Reading, overlaps, read, term
 
 
 def _day(value: str) -> int:

@@ -1,6 +1,6 @@
 """The five graph tools behind one service: remember and forget (services/remember.py), recall
 (services/recall/service.py, scored by services/recall/ranking.py), link and explore (services/graph_tools.py); and the
-term statistics' folder they share (services/recall/term_fold.py).
+term statistics' folder they share (services/index/term_fold.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Each graph's own term statistics, and the BM25 that recall scores its keyword hits with.
+"""Each graph's own term statistics, and the analyzer that makes their terms; recall's BM25 scores its
+keyword hits with them (services/recall/bm25.py).
 
 Lucene scores BM25 with the statistics of the whole index: every graph on the server, and memories
 forgotten but not yet merged away. So graphsvc keeps each graph's own (a `GraphStats` node: per field,
@@ -6,7 +7,7 @@ how many memories have it and its total length; a `GraphTerm` node per term: per
 memories hold it), and recall rescores Lucene's top candidates with them. The transaction that
 remembers or forgets records what it changed as a `TermDelta` node, which a fold adds to the counters
 soon after (term_fold.py); recall reads the counters plus the deltas still pending, so the statistics
-are always those of every committed write. Analysis and formula follow Lucene's, so a graph alone on a fresh server
+are always those of every committed write. Analysis and formula (bm25.py) follow Lucene's, so a graph alone on a fresh server
 ranks as Lucene ranks it: the English analyzer (standard word breaks, possessive 's dropped, lower
 case, its 33 stop words, Porter stems) and BM25 (k1 1.2, b 0.75) over lengths rounded as Lucene
 stores them.
@@ -15,8 +16,6 @@ stores them.
 from __future__ import annotations
 
 import functools
-import itertools
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -177,92 +176,3 @@ def counted(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
         "stats": [{"graph": graph, **counts["totals"]}],
         "terms": [{"graph": graph, **row} for row in counts["terms"]],
     }
-
-
-@dataclass(frozen=True)
-class GraphStats:
-    """A graph's statistics for the terms of one query (read by graph/keyword_hits)."""
-
-    docs: dict[str, int]
-    length: dict[str, int]
-    df: dict[tuple[str, str], int]
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any] | None, pending: Sequence[dict[str, Any]]) -> GraphStats | None:
-        """The graph's counters (`row`: None before any) plus its `pending` deltas, each as keyword_hits
-        reads them (totals, and `terms`: rows of term and its count per field)."""
-        if not row and not pending:
-            return None
-        totals, df = summed([r for r in (row, *pending) if r])
-        return cls(
-            docs={f: totals[f"{f}Docs"] for f in FIELDS},
-            length={f: totals[f"{f}Length"] for f in FIELDS},
-            df={(f, term): counts[f] for term, counts in df.items() for f in FIELDS},
-        )
-
-    # Recall reads the counters and the pending deltas property by property while a fold may move one
-    # into the other (graph/keyword_hits), so a field can read as memories without length, or as fewer
-    # than none: clamped to at least one memory and a positive length, such a read still scores.
-    def idf(self, field: str, term: str) -> float:
-        docs = max(self.docs[field], 1)
-        df = min(max(self.df.get((field, term), 0), 1), docs)
-        return math.log(1 + (docs - df + 0.5) / (df + 0.5))
-
-    def average(self, field: str) -> float:
-        docs, length = self.docs[field], self.length[field]
-        return length / docs if docs > 0 and length > 0 else 1.0
-
-
-def stored_length(length: int) -> int:
-    """A field's length as Lucene keeps it in one byte (SmallFloat.intToByte4 then back): exact
-    below 24, then 4 significant bits."""
-    if length < 24:
-        return length
-    rest = length - 24
-    shift = max(rest.bit_length() - 4, 0)
-    return 24 + ((rest >> shift) << shift)
-
-
-class QueryScorer:
-    """Lucene's BM25 of memories for the query `terms` (analyzed; a repeated term counts again, as
-    Lucene sums a repeated clause), summed over the fields of `weights` times each weight, with
-    saturation `k1` and length normalisation `b` (RecallConfig's: Lucene's by default). What does
-    not depend on the memory (each term's idf, each field's average length) is computed once per
-    query, and a memory's fields are read as their analyzed lines (`analyzed_lines`, cached), of
-    which only the query's terms are counted."""
-
-    def __init__(
-        self,
-        stats: GraphStats,
-        terms: Sequence[str],
-        weights: dict[str, float],
-        *,
-        k1: float,
-        b: float,
-    ) -> None:
-        self._wanted = frozenset(terms)
-        self._k1, self._b = k1, b
-        self._fields = [
-            (field, stats.average(field), [(term, weight * stats.idf(field, term)) for term in terms])
-            for field, weight in weights.items()
-        ]
-
-    def attainable(self, fields: Sequence[str] = ("window", "text")) -> float:
-        """Σ over the query's terms and `fields` of weight · idf: (k1 + 1) · the BM25 of a memory that
-        holds each term once in fields of average length (services/recall/fusion.py: keyword coverage)."""
-        return sum(idf for name, _, idfs in self._fields if name in fields for _, idf in idfs)
-
-    def score(self, fields: dict[str, Sequence[tuple[str, ...]]]) -> float:
-        """`fields`: each field of `weights` as its analyzed lines."""
-        score = 0.0
-        for field, average, idfs in self._fields:
-            lines = fields[field]
-            found = self._wanted.intersection(itertools.chain.from_iterable(lines))
-            if not found:
-                continue
-            norm = self._k1 * (1 - self._b + self._b * stored_length(sum(map(len, lines))) / average)
-            for term, idf in idfs:
-                if term in found:
-                    tf = sum([line.count(term) for line in lines])
-                    score += idf * tf / (tf + norm)
-        return score

@@ -4,21 +4,21 @@ The score of a memory the walk reached within `hops` (docs/recall.md) is service
 every weight and count from the RecallConfig (graphsvc/domain/recall_config.py). This module gathers
 each memory's `evidence` for it and orders the memories (`ranked`):
 
-- keyword: the memory's BM25 over the graph's own term statistics (services/recall/term_stats.py's
+- keyword: the memory's BM25 over the graph's own term statistics (services/recall/bm25.py's
   QueryScorer: Lucene's analysis and BM25) summed over the config's field weights: the memory's
   window, its own text and its tags; with the query's attainable BM25 (`Hits`), of which it covers a
   share. A memory's window is its text with the texts of WINDOW memories on each side in its graph's
-  remember order (`windows`: stored at remember, so not a knob of recall). Lucene finds the
+  remember order (services/index/windows.py: stored at remember, so not a knob of recall). Lucene finds the
   `candidates` that are rescored; the best `keyword_seeds` of them are the keyword hits, hop 0.
 - named: the memory mentions an entity whose name the query contains (every word of the name is a word
-  of the query: keywords.named_in).
+  of the query: query.named_in).
 - hop: ceil(d / 2) (`hop_of`), d counting graph steps from the nearest keyword hit (d = 0; the anchor
   entity is d = -1): a keyword hit, or a memory that mentions the anchor, is hop 0; a memory sharing
   an entity with a hop-0 memory is hop 1. The walk term is 1 / (1 + hop) plus the sum, over the
   entities through which the walk reached the memory (the anchor for hop 0), of 1 / degree (at least
   1), capped at 1, so a hub entity adds almost nothing.
 - meaning (embeddings on): its cosine to the query and its embedded window neighbours' best
-  (`cosines`). The candidates are the keyword hits and the graph's `semantic_seeds` memories nearest
+  (services/index/cosines.py). The candidates are the keyword hits and the graph's `semantic_seeds` memories nearest
   to the query, which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
 - time (only when recall reads a time window: services/recall/timing.py computes it): the largest fraction of
   one of the memory's times (when it happened, or a time its text mentions) inside the window; the
@@ -32,7 +32,7 @@ hits, then by id.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,26 +41,12 @@ from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.services.graph_walk import Walk
 from graphsvc.services.recall import fusion
 
-WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)
 
 
 def hop_of(depth: int) -> int:
     """A memory's hop distance from its node depth in the recall walk."""
     return math.ceil(depth / 2)
-
-
-def windows(sequence: Sequence[tuple[str, str]], targets: Sequence[str]) -> list[dict[str, str]]:
-    """Each target's window: its text joined with up to WINDOW texts on each side in `sequence`
-    ((id, text) pairs in remember order)."""
-    at = {memory_id: i for i, (memory_id, _) in enumerate(sequence)}
-    return [
-        {
-            "id": t,
-            "window": "\n".join(text for _, text in sequence[max(0, at[t] - WINDOW) : at[t] + WINDOW + 1]),
-        }
-        for t in targets
-    ]
 
 
 def by_score_then_order(row: dict[str, Any]) -> tuple[float, bool, int, str]:
@@ -91,21 +77,6 @@ class Hits:
         return self.attainable or (k1 + 1) * best
 
 
-Cosines = dict[str, tuple[float | None, float | None]]  # a memory's own cosine and its window's best
-
-
-def cosines(rows: Iterable[dict[str, Any]]) -> Cosines:
-    """Each memory's own cosine to the query and its best window neighbour's (None: not embedded);
-    rows (embed/similarity) hold Neo4j's scale, (1 + cos) / 2."""
-    return {
-        row["id"]: (
-            2 * row["own"] - 1 if row["own"] is not None else None,
-            max((2 * s - 1 for s in row["near"]), default=None),
-        )
-        for row in rows
-    }
-
-
 def evidence(
     context: Walk,
     hits: Hits,
@@ -121,7 +92,7 @@ def evidence(
 ) -> dict[str, fusion.Evidence]:
     """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`, BM25
     with saturation `k1`), whether it is among the embeddings' nearest (`seeds`), its cosines (`near`,
-    as `cosines` gives them), the entities the query names (`named`), its overlap with the time window
+    as index/cosines.py gives them), the entities the query names (`named`), its overlap with the time window
     the request names (`timely`, as timing.term gives it) and with a narrow one (`inside`), and its
     bridge to the first pass's best (`bridge`, services/recall/bridges.py). Only the
     memories in `keep` (those valid at the instant asked), unless it is None (history)."""

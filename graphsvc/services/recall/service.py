@@ -23,11 +23,14 @@ from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services import provenance
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
-from graphsvc.services.index.keywords import lucene_query, named_in, query_terms
-from graphsvc.services.index.term_stats import GraphStats, QueryScorer, analyzed_lines
+from graphsvc.services.index.cosines import Cosines
+from graphsvc.services.index.keywords import query_terms
+from graphsvc.services.index.term_stats import analyzed_lines
 from graphsvc.services.ports import Reader, Row
 from graphsvc.services.recall import bridges, fusion, timing
-from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, hop_of, ranked
+from graphsvc.services.recall.bm25 import GraphStats, QueryScorer
+from graphsvc.services.recall.query import lucene_query, named_in
+from graphsvc.services.recall.ranking import Hits, by_score_then_order, evidence, hop_of, ranked
 
 MAX_RELATIONS = 1000
 

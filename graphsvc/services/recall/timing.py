@@ -1,11 +1,7 @@
-"""Time in remember and recall: the times a memory is stored with, the window a query is read as,
-and the time term of recall's score (README, *When it happened*).
+"""Time in recall: the window a query is read as, and the time term of recall's score (README, *When
+it happened*), over the times a memory is stored with (services/index/times.py).
 
-Remember: a memory's time is its `occurredAt` (else when it was remembered); the time expressions of
-its text are resolved against it (domain/when.py) and stored beside it as the times it mentions.
-These are derived, not hashed: `occurredAt` alone joins the envelope.
-
-Recall: the window is `from`/`to` when given, else the hull of the time expressions of the query,
+ the window is `from`/`to` when given, else the hull of the time expressions of the query,
 read against `asOf` (else now), a month or day without a year inside when the graph's memories
 happened. The relative expressions leave the keywords ("yesterday" in a memory is another day); the
 absolute ones stay (taking them all out cost 1.5 points of R@10 on LoCoMo's questions that name a
@@ -21,33 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from graphsvc.domain.models import RecallInput, TimeWindow
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.spans import DAY_MS, Occurred, Span
 from graphsvc.domain.when import Reference, asks_when, mentions, window_of, without
 from graphsvc.services.ports import Reader, Row
-
-
-def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> dict[str, Any]:
-    """The time properties a memory is stored with: its own span (`occurredFrom`, `occurredTo`:
-    occurredAt's, else the instant it was remembered), the spans its text mentions (`mentionFrom`,
-    `mentionTo`, parallel lists; absent when none) and their hull (`timeFrom`, `timeTo`, indexed)."""
-    own = occurred or Occurred.at(created_at)
-    spans = [m.span for m in mentions(text, Reference.of(own))]
-    hull = own.span
-    for span in spans:
-        hull = hull.hull(span)
-    stored: dict[str, Any] = {
-        "occurredFrom": own.span.start,
-        "occurredTo": own.span.end,
-        "timeFrom": hull.start,
-        "timeTo": hull.end,
-    }
-    if spans:
-        stored |= {"mentionFrom": [s.start for s in spans], "mentionTo": [s.end for s in spans]}
-    return stored
 
 
 @dataclass(frozen=True)
