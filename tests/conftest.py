@@ -324,5 +324,5 @@ async def recounted(store: GraphStore, graph: str) -> tuple[dict, dict]:
         database_=store._database,
     )
     counts = tally(c for r in records for c in fields_of(r["text"], r["window"], r["tags"] or [], 1))
-    terms = {row["term"]: [row["text"], row["window"], row["tags"]] for row in counts["terms"]}
-    return {"name": graph, **counts["totals"]}, terms
+    terms = {term: [c["text"], c["window"], c["tags"]] for term, c in counts.terms.items()}
+    return {"name": graph, **counts.totals}, terms

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+from graphsvc.services.ports import Row
 
 Cosines = dict[str, tuple[float | None, float | None]]  # a memory's own cosine and its window's best
 
 
-def cosines(rows: Iterable[dict[str, Any]]) -> Cosines:
+def cosines(rows: Iterable[Row]) -> Cosines:
     """Each memory's own cosine to the query and its best window neighbour's (None: not embedded);
     rows (embed/similarity) hold Neo4j's scale, (1 + cos) / 2."""
     return {

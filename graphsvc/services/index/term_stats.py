@@ -18,11 +18,13 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import Stemmer
+
+from graphsvc.services.ports import Row
 
 FIELDS = ("text", "window", "tags")
 TOTALS = tuple(f"{f}{kind}" for f in FIELDS for kind in ("Docs", "Length"))  # per field: memories, length
@@ -97,19 +99,51 @@ def fields_of(text: str, window: str | None, tags: Iterable[str], sign: int) -> 
     ]
 
 
-def rewindowed(rows: Iterable[dict[str, Any]]) -> list[Change]:
+def rewindowed(rows: Iterable[Mapping[str, str | None]]) -> list[Change]:
     """Windows replaced (rows with `old` and `new`)."""
     return [
         change
         for row in rows
         for change in (
             Change("window", analyze(row["old"] or ""), -1),
-            Change("window", analyze(row["new"]), 1),
+            Change("window", analyze(row["new"] or ""), 1),
         )
     ]
 
 
-def tally(changes: Iterable[Change]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Counts:
+    """A graph's term statistics, or a change in them: per field, memories that have it and its total
+    length (`totals`, keyed as TOTALS); per term, per field, memories whose field holds it (`terms`)."""
+
+    totals: dict[str, int]
+    terms: dict[str, dict[str, int]]
+
+    @classmethod
+    def of_row(cls, row: Row) -> Counts:
+        """From a row of totals and `terms` (rows of term and its count per field), as graph/keyword_hits
+        reads a graph's counters and its pending deltas (a count not there is 0)."""
+        return cls(
+            {key: row[key] or 0 for key in TOTALS},
+            {t["term"]: {f: t[f] or 0 for f in FIELDS} for t in row["terms"]},
+        )
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A TermDelta node, as memory/take_deltas takes it: a graph's change not folded yet."""
+
+    graph: str
+    counts: Counts
+
+    @classmethod
+    def of(cls, node: Row) -> Delta:
+        """From the node's properties (`as_delta`'s: the terms' counts as parallel lists)."""
+        terms = {t: {f: node[f][i] or 0 for f in FIELDS} for i, t in enumerate(node["terms"])}
+        return cls(node["graphName"], Counts({key: node[key] or 0 for key in TOTALS}, terms))
+
+
+def tally(changes: Iterable[Change]) -> Counts:
     """What a write changes in a graph's term statistics: per field, the change in memories that have
     it and in its total length; per term (sorted), the change in memories whose field holds it."""
     totals = dict.fromkeys(TOTALS, 0)
@@ -119,60 +153,56 @@ def tally(changes: Iterable[Change]) -> dict[str, Any]:
             totals[f"{change.field}Docs"] += change.sign
             totals[f"{change.field}Length"] += change.sign * len(change.terms)
             added[change.field, change.sign].update(set(change.terms))
-    rows: list[dict[str, Any]] = []
+    terms: dict[str, dict[str, int]] = {}
     for term in sorted(set[str]().union(*added.values())):
         counts = {f: added[f, 1][term] - added[f, -1][term] for f in FIELDS}
         if any(counts.values()):
-            rows.append({"term": term, **counts})
-    return {"totals": totals, "terms": rows}
+            terms[term] = counts
+    return Counts(totals, terms)
 
 
-def summed(rows: Iterable[dict[str, Any]]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-    """Statistics added up: rows of totals and `terms` (rows of term and its count per field);
-    returns the totals and each term's counts per field (terms whose counts add up to zero left out)."""
+def summed(counts: Iterable[Counts]) -> Counts:
+    """Statistics added up (terms whose counts add up to zero left out)."""
     totals = dict.fromkeys(TOTALS, 0)
     terms: dict[str, dict[str, int]] = {}
-    for row in rows:
+    for one in counts:
         for key in TOTALS:
-            totals[key] += row[key] or 0
-        for t in row["terms"]:
-            counts = terms.setdefault(t["term"], dict.fromkeys(FIELDS, 0))
+            totals[key] += one.totals[key]
+        for term, mine in one.terms.items():
+            sums = terms.setdefault(term, dict.fromkeys(FIELDS, 0))
             for f in FIELDS:
-                counts[f] += t[f] or 0
-    return totals, {term: counts for term, counts in terms.items() if any(counts.values())}
+                sums[f] += mine[f]
+    return Counts(totals, {term: sums for term, sums in terms.items() if any(sums.values())})
 
 
-def as_delta(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
+def as_delta(graph: str, counts: Counts) -> dict[str, object]:
     """`tally`'s counts as the properties of a TermDelta node (memory/commit): terms as parallel lists."""
-    rows = counts["terms"]
+    terms = list(counts.terms)
     return {
         "graphName": graph,
-        **counts["totals"],
-        "terms": [r["term"] for r in rows],
-        **{f: [r[f] for r in rows] for f in FIELDS},
+        **counts.totals,
+        "terms": terms,
+        **{f: [counts.terms[t][f] for t in terms] for f in FIELDS},
     }
 
 
-def folded(deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """TermDelta nodes' properties added up graph by graph, as memory/count takes them."""
-    by_graph: dict[str, list[dict[str, Any]]] = {}
+def folded(deltas: Sequence[Delta]) -> dict[str, list[dict[str, object]]]:
+    """TermDelta nodes added up graph by graph, as memory/count takes them."""
+    by_graph: dict[str, list[Counts]] = {}
     for d in deltas:
-        by_graph.setdefault(d["graphName"], []).append(d)
-    counts: dict[str, Any] = {"stats": [], "terms": []}
+        by_graph.setdefault(d.graph, []).append(d.counts)
+    stats: list[dict[str, object]] = []
+    terms: list[dict[str, object]] = []
     for graph, mine in sorted(by_graph.items()):
-        totals, terms = summed(
-            {**d, "terms": [{"term": t, **{f: d[f][i] for f in FIELDS}} for i, t in enumerate(d["terms"])]}
-            for d in mine
-        )
-        one = counted(graph, {"totals": totals, "terms": [{"term": t, **terms[t]} for t in sorted(terms)]})
-        counts["stats"] += one["stats"]
-        counts["terms"] += one["terms"]
-    return counts
+        one = counted(graph, summed(mine))
+        stats += one["stats"]
+        terms += one["terms"]
+    return {"stats": stats, "terms": terms}
 
 
-def counted(graph: str, counts: dict[str, Any]) -> dict[str, Any]:
-    """`tally`'s counts of a graph as memory/count takes them."""
+def counted(graph: str, counts: Counts) -> dict[str, list[dict[str, object]]]:
+    """A graph's counts as memory/count takes them (its terms sorted: writers lock counters in one order)."""
     return {
-        "stats": [{"graph": graph, **counts["totals"]}],
-        "terms": [{"graph": graph, **row} for row in counts["terms"]],
+        "stats": [{"graph": graph, **counts.totals}],
+        "terms": [{"graph": graph, "term": t, **counts.terms[t]} for t in sorted(counts.terms)],
     }

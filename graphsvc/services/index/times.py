@@ -8,13 +8,24 @@ These are derived, not hashed: `occurredAt` alone joins the envelope.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from graphsvc.domain.spans import Occurred
 from graphsvc.domain.when import Reference, mentions
 
 
-def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> dict[str, Any]:
+class StoredTimes(TypedDict):
+    """A memory's time properties: epoch milliseconds, each span `[from, to)`."""
+
+    occurredFrom: int
+    occurredTo: int
+    timeFrom: int
+    timeTo: int
+    mentionFrom: NotRequired[list[int]]
+    mentionTo: NotRequired[list[int]]
+
+
+def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> StoredTimes:
     """The time properties a memory is stored with: its own span (`occurredFrom`, `occurredTo`:
     occurredAt's, else the instant it was remembered), the spans its text mentions (`mentionFrom`,
     `mentionTo`, parallel lists; absent when none) and their hull (`timeFrom`, `timeTo`, indexed)."""
@@ -23,12 +34,9 @@ def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> dict[st
     hull = own.span
     for span in spans:
         hull = hull.hull(span)
-    stored: dict[str, Any] = {
-        "occurredFrom": own.span.start,
-        "occurredTo": own.span.end,
-        "timeFrom": hull.start,
-        "timeTo": hull.end,
-    }
+    stored = StoredTimes(
+        occurredFrom=own.span.start, occurredTo=own.span.end, timeFrom=hull.start, timeTo=hull.end
+    )
     if spans:
-        stored |= {"mentionFrom": [s.start for s in spans], "mentionTo": [s.end for s in spans]}
+        stored["mentionFrom"], stored["mentionTo"] = [s.start for s in spans], [s.end for s in spans]
     return stored

@@ -9,9 +9,9 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from graphsvc.services.index.term_stats import FIELDS, summed
+from graphsvc.services.index.term_stats import FIELDS, Counts, summed
+from graphsvc.services.ports import Row
 
 
 @dataclass(frozen=True)
@@ -23,16 +23,16 @@ class GraphStats:
     df: dict[tuple[str, str], int]
 
     @classmethod
-    def from_row(cls, row: dict[str, Any] | None, pending: Sequence[dict[str, Any]]) -> GraphStats | None:
+    def from_row(cls, row: Row | None, pending: Sequence[Row]) -> GraphStats | None:
         """The graph's counters (`row`: None before any) plus its `pending` deltas, each as keyword_hits
         reads them (totals, and `terms`: rows of term and its count per field)."""
         if not row and not pending:
             return None
-        totals, df = summed([r for r in (row, *pending) if r])
+        counts = summed(Counts.of_row(r) for r in (row, *pending) if r)
         return cls(
-            docs={f: totals[f"{f}Docs"] for f in FIELDS},
-            length={f: totals[f"{f}Length"] for f in FIELDS},
-            df={(f, term): counts[f] for term, counts in df.items() for f in FIELDS},
+            docs={f: counts.totals[f"{f}Docs"] for f in FIELDS},
+            length={f: counts.totals[f"{f}Length"] for f in FIELDS},
+            df={(f, term): per[f] for term, per in counts.terms.items() for f in FIELDS},
         )
 
     # Recall reads the counters and the pending deltas property by property while a fold may move one

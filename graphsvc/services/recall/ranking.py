@@ -35,10 +35,11 @@ import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
 
 from graphsvc.domain.recall_config import Calibration, RecallConfig
-from graphsvc.services.graph_walk import Walk
+from graphsvc.services.graph_walk import Node, Walk
+from graphsvc.services.index.cosines import Cosines
+from graphsvc.services.ports import Row
 from graphsvc.services.recall import fusion
 
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)
@@ -49,62 +50,85 @@ def hop_of(depth: int) -> int:
     return math.ceil(depth / 2)
 
 
-def by_score_then_order(row: dict[str, Any]) -> tuple[float, bool, int, str]:
+@dataclass(slots=True)
+class Hit:
+    """A keyword hit (graph/keyword_hits' row): the memory as a node of the walk (hop 0), the window its
+    keywords are also scored on, its remember order (`seq`: the graph's own; None for a memory of a
+    version before it) and its score (Lucene's, then its BM25 on the graph's own statistics)."""
+
+    node: Node
+    window: str | None = None
+    seq: int | None = None
+    score: float = 0.0
+
+    @classmethod
+    def of(cls, row: Row) -> Hit:
+        """From a row of graph/keyword_hits."""
+        return cls(Node.from_row(row, 0), row["window"], row["seq"], row["score"])
+
+
+def by_score_then_order(hit: Hit) -> tuple[float, bool, int, str]:
     """Rescored keyword hits best first, equal scores in remember order (the graph's own `seq`; none
     for a memory of a version before it): Lucene orders its ties by index order, which is remember
     order for a graph alone on its server, but other graphs' writes move it."""
-    seq = row.get("seq")
-    return -row["score"], seq is None, seq or 0, row["id"]
+    return -hit.score, hit.seq is None, hit.seq or 0, hit.node.id
 
 
 @dataclass(frozen=True)
 class Hits:
-    """Recall's keyword hits, best first (graph/keyword_hits' rows, `score` their BM25), and the query's
-    attainable BM25 (fusion.Evidence; 0 when the graph's statistics are unknown)."""
+    """Recall's keyword hits, best first (`score` their BM25), and the query's attainable BM25
+    (fusion.Evidence; 0 when the graph's statistics are unknown)."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    rows: list[Hit] = field(default_factory=list[Hit])
     attainable: float = 0.0
 
     @property
     def scores(self) -> dict[str, float]:
         """BM25 by memory, in the hits' order."""
-        return {row["id"]: row["score"] for row in self.rows}
+        return {hit.node.id: hit.score for hit in self.rows}
 
     def ceiling(self, k1: float) -> float:
         """The divisor of keyword coverage: the attainable BM25, else the best hit's score standing in
         for it (coverage is then the score over the best's)."""
-        best = max((row["score"] for row in self.rows), default=0.0)
+        best = max((hit.score for hit in self.rows), default=0.0)
         return self.attainable or (k1 + 1) * best
 
 
-def evidence(
-    context: Walk,
-    hits: Hits,
-    k1: float,
-    named: set[str],
-    hops: int,
-    seeds: AbstractSet[str] = frozenset(),
-    near: dict[str, tuple[float | None, float | None]] | None = None,
-    keep: set[str] | None = None,
-    timely: dict[str, float] | None = None,
-    inside: dict[str, float] | None = None,
-    bridge: dict[str, float] | None = None,
-) -> dict[str, fusion.Evidence]:
-    """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`, BM25
-    with saturation `k1`), whether it is among the embeddings' nearest (`seeds`), its cosines (`near`,
-    as index/cosines.py gives them), the entities the query names (`named`), its overlap with the time window
-    the request names (`timely`, as timing.term gives it) and with a narrow one (`inside`), and its
-    bridge to the first pass's best (`bridge`, services/recall/bridges.py). Only the
-    memories in `keep` (those valid at the instant asked), unless it is None (history)."""
-    support, boosted = _support(context, named)
-    bm25, ceiling, near = hits.scores, hits.ceiling(k1), near or {}
+@dataclass(frozen=True)
+class Asked:
+    """What recall knows of a request's memories, for `evidence`: the walk (`context`) and the memories
+    within `hops` of it; the keyword hits (`hits`, BM25 with saturation `k1`); the entities the query
+    names (`named`); the embeddings' nearest (`seeds`) and the cosines (`near`, as index/cosines.py
+    gives them); the memories valid at the instant asked (`keep`; None: history, all of them); each
+    memory's overlap with the time window the request names (`timely`, as timing.term gives it) and with
+    a narrow one (`inside`); its bridge to the first pass's best (`bridge`, services/recall/bridges.py)."""
+
+    context: Walk
+    hits: Hits
+    k1: float
+    named: set[str]
+    hops: int
+    seeds: AbstractSet[str] = frozenset()
+    near: Cosines = field(default_factory=Cosines)
+    keep: set[str] | None = None
+    timely: dict[str, float] = field(default_factory=dict[str, float])
+    inside: dict[str, float] = field(default_factory=dict[str, float])
+    bridge: dict[str, float] = field(default_factory=dict[str, float])
+
+
+def evidence(asked: Asked) -> dict[str, fusion.Evidence]:
+    """What recall knows of each memory of the context within `asked.hops` (`Asked` says what each
+    part is); only the memories in `asked.keep`, unless it is None (history)."""
+    support, boosted = _support(asked.context, asked.named)
+    bm25, ceiling = asked.hits.scores, asked.hits.ceiling(asked.k1)
     found: dict[str, fusion.Evidence] = {}
-    for node in context.nodes.values():
-        if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
+    for node in asked.context.nodes.values():
+        if not node.is_memory or node.depth < 0 or hop_of(node.depth) > asked.hops:
             continue
-        if keep is not None and node.id not in keep:
+        if asked.keep is not None and node.id not in asked.keep:
             continue
-        own, neighbour = near.get(node.id, (None, None))
+        own, neighbour = asked.near.get(node.id, (None, None))
+        time = asked.timely.get(node.id, 0.0)
         found[node.id] = fusion.Evidence(
             bm25=bm25.get(node.id, 0.0),
             attainable=ceiling,
@@ -113,14 +137,14 @@ def evidence(
             hop=hop_of(node.depth),
             support=support.get(node.id, 0.0),
             named=node.id in boosted,
-            time=(timely or {}).get(node.id, 0.0),
-            inside=(inside or {}).get(node.id, 0.0),
-            bridge=(bridge or {}).get(node.id, 0.0),
+            time=time,
+            inside=asked.inside.get(node.id, 0.0),
+            bridge=asked.bridge.get(node.id, 0.0),
             found_by=fusion.signals(
                 keyword=node.id in bm25,
-                meaning=node.id in seeds,
-                time=(timely or {}).get(node.id, 0.0) > 0,
-                walk=node.id in support or node.id in (bridge or {}),
+                meaning=node.id in asked.seeds,
+                time=time > 0,
+                walk=node.id in support or node.id in asked.bridge,
             ),
         )
     return found
