@@ -30,7 +30,7 @@ from graphsvc.domain.reserved import ENTITY_LABELS, NAMES, RELATION_KEYS
 from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.services.import_export import ExportRejected
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.term_fold import fold
+from graphsvc.services.index.term_fold import fold
 from graphsvc.store.graph import GraphStore
 from tests.conftest import REPO, _serve
 from tests.exports import export, importer, wipe
