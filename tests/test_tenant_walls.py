@@ -29,8 +29,8 @@ from graphsvc.domain.models import RESERVED_PROPS, RememberInput
 from graphsvc.domain.reserved import ENTITY_LABELS, NAMES, RELATION_KEYS
 from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.services.import_export import ExportRejected
-from graphsvc.services.memory import MemoryService
 from graphsvc.services.index.term_fold import fold
+from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import REPO, _serve
 from tests.exports import export, importer, wipe
