@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from graphsvc.domain.export import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
+from graphsvc.exports.format import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
 from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key
 from graphsvc.domain.merkle import pack_proof

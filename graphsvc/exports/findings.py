@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from graphsvc.domain.export import BatchLine
+from graphsvc.exports.format import BatchLine
 
 Find = Callable[[int | None, str, str], None]  # (line, rule, text)
 Shown = Callable[[object], str]

@@ -29,7 +29,7 @@ from typing import Literal
 from eth_abi.abi import decode, encode
 from eth_utils.crypto import keccak
 
-from graphsvc.domain.export_check import BatchSeen, Checked, Finding, inert
+from graphsvc.exports.checks import BatchSeen, Checked, Finding, inert
 from graphsvc.domain.proof import ProofBundle
 from graphsvc.domain.render import plural
 from graphsvc.verifier import RpcCall, RpcError, inclusion

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphsvc.domain.export import TombstoneLine
-from graphsvc.domain.export_findings import BatchSeen, Find, Shown
+from graphsvc.exports.format import TombstoneLine
+from graphsvc.exports.findings import BatchSeen, Find, Shown
 from graphsvc.domain.manifest import forget_leaf, manifest_leaf
 from graphsvc.domain.merkle import verify
 

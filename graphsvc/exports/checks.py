@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from graphsvc.domain.export import (
+from graphsvc.exports.format import (
     ENTITY_DERIVED,
     LINE,
     MEMORY_CARRIED,
@@ -53,10 +53,10 @@ from graphsvc.domain.export import (
     Trailer,
     carried_data,
 )
-from graphsvc.domain.export_findings import BatchSeen, Finding, inert
-from graphsvc.domain.export_lines import Unreadable, parse
-from graphsvc.domain.export_manifest import Manifests
-from graphsvc.domain.export_shape import Shape, key
+from graphsvc.exports.findings import BatchSeen, Finding, inert
+from graphsvc.exports.lines import Unreadable, parse
+from graphsvc.exports.manifests import Manifests
+from graphsvc.exports.shape import Shape, key
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.merkle import memory_leaf, verify
 from graphsvc.domain.render import plural

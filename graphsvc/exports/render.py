@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsvc.audit import UNREADABLE, AuditReport
-from graphsvc.domain.export_check import Checked, inert
+from graphsvc.exports.audit import UNREADABLE, AuditReport
+from graphsvc.exports.checks import Checked, inert
 from graphsvc.domain.render import plural
 
 Check = tuple[str, bool | None, str]

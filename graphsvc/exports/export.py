@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from graphsvc.domain.export import (
+from graphsvc.exports.format import (
     MEMORY_CARRIED,
     RELATION_RESERVED,
     BatchLine,

@@ -22,8 +22,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from graphsvc.audit_chain import ChainAudit, Pins, check_chain
-from graphsvc.domain.export_check import Checked, Finding, check_lines
+from graphsvc.exports.chain_reads import ChainAudit, Pins, check_chain
+from graphsvc.exports.checks import Checked, Finding, check_lines
 from graphsvc.verifier import RpcCall, RpcError
 
 UNREADABLE = {"json", "schema"}  # a line that is not a record of the format: the file cannot be read

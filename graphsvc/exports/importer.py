@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from graphsvc.domain.export import (
+from graphsvc.exports.format import (
     LINE,
     BatchLine,
     EntityLine,
@@ -29,10 +29,10 @@ from graphsvc.domain.export import (
     RelationLine,
     TombstoneLine,
 )
-from graphsvc.domain.export_check import Checked, Finding, check_lines
-from graphsvc.domain.export_lines import bounded_lines, parse
+from graphsvc.exports.checks import Checked, Finding, check_lines
+from graphsvc.exports.lines import bounded_lines, parse
 from graphsvc.errors import Conflict, InvalidInput, Unavailable
-from graphsvc.services.import_rows import entity_row, memory_row, packed, relation_row
+from graphsvc.exports.rows import entity_row, memory_row, packed, relation_row
 from graphsvc.services.ports import Reader, Store
 from graphsvc.services.recall.ranking import WINDOW
 from graphsvc.services.recall.term_stats import as_delta, fields_of, tally

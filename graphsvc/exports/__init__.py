@@ -1,0 +1,1 @@
+"""Export, import and audit: a graph as a file, moved between servers and checked against the chain."""
