@@ -35,8 +35,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from graphsvc.domain.export import LINE, dump, seal
-from graphsvc.domain.export_check import check_lines
+from graphsvc.exports.checks import check_lines
+from graphsvc.exports.format import LINE, dump, seal
 
 HERE = Path(__file__).resolve().parent.parent / "contracts" / "conformance" / "export"
 BASE = HERE / "pass-export.jsonl"

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphsvc.domain.export import seal
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.manifest import forget_leaf, manifest_leaf
 from graphsvc.domain.merkle import MerkleTree, memory_leaf
+from graphsvc.exports.format import seal
 
 Record = dict[str, Any]
 Lines = list[bytes]

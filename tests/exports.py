@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit
-from graphsvc.audit_chain import Pins
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.cli.export import confirmation
 from graphsvc.config import Settings
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
+from graphsvc.exports import audit
+from graphsvc.exports.chain_reads import Pins
+from graphsvc.exports.export import Exporter
+from graphsvc.exports.importer import ExportImporter
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.export import Exporter
-from graphsvc.services.import_export import ExportImporter
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from graphsvc.verifier import Rpc

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit, audit_render
 from graphsvc.config import Settings
-from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.errors import Conflict
+from graphsvc.exports import audit
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.format import seal
+from graphsvc.exports.importer import ExportRejected
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.import_export import ExportRejected
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 from graphsvc.verifier import Rpc, verify_bundle

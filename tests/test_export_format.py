@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit, audit_render
 from graphsvc.devstack.chain import CONTRACTS
-from graphsvc.domain import export
-from graphsvc.domain.export_check import check_lines, inert
 from graphsvc.domain.hashing import memory_envelope, memory_hash
 from graphsvc.domain.manifest import manifest_leaf
 from graphsvc.domain.merkle import MerkleTree, memory_leaf
+from graphsvc.exports import audit
+from graphsvc.exports import format as export
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.checks import check_lines, inert
 
 GRAPH = "ops"
 

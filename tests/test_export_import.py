@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit_render
 from graphsvc.config import Settings
-from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, LinkInput, RecallInput, RememberInput
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.format import seal
+from graphsvc.exports.importer import ExportRejected, NotWritten
+from graphsvc.exports.rows import derived
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.import_export import ExportRejected, NotWritten
-from graphsvc.services.import_rows import derived
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.recall.keywords import graph_key
 from graphsvc.store.graph import GraphStore

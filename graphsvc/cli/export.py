@@ -14,16 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphsvc import audit, audit_render, verifier
+from graphsvc import verifier
 from graphsvc.app import Services
-from graphsvc.audit_chain import Pins, check_chain
 from graphsvc.config import Settings
-from graphsvc.domain.export_check import Checked
-from graphsvc.domain.export_lines import bounded_lines
 from graphsvc.domain.proof import ProofBundle
 from graphsvc.errors import ChainUnavailable
-from graphsvc.services.export import Exporter
-from graphsvc.services.import_export import Confirm, Confirmed, ExportImporter, ExportRejected
+from graphsvc.exports import audit
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.chain_reads import Pins, check_chain
+from graphsvc.exports.checks import Checked
+from graphsvc.exports.export import Exporter
+from graphsvc.exports.importer import Confirm, Confirmed, ExportImporter, ExportRejected
+from graphsvc.exports.lines import bounded_lines
 
 SettingsOf = Callable[[argparse.Namespace], Settings]
 

@@ -29,9 +29,9 @@ from typing import Literal
 from eth_abi.abi import decode, encode
 from eth_utils.crypto import keccak
 
-from graphsvc.exports.checks import BatchSeen, Checked, Finding, inert
 from graphsvc.domain.proof import ProofBundle
 from graphsvc.domain.render import plural
+from graphsvc.exports.checks import BatchSeen, Checked, Finding, inert
 from graphsvc.verifier import RpcCall, RpcError, inclusion
 
 LINK_OF = keccak(text="linkOf(bytes32)")[:4]

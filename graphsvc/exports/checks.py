@@ -35,6 +35,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from graphsvc.domain.hashing import envelope_hash
+from graphsvc.domain.merkle import memory_leaf, verify
+from graphsvc.domain.render import plural
+from graphsvc.exports.findings import BatchSeen, Finding, inert
 from graphsvc.exports.format import (
     ENTITY_DERIVED,
     LINE,
@@ -53,13 +57,9 @@ from graphsvc.exports.format import (
     Trailer,
     carried_data,
 )
-from graphsvc.exports.findings import BatchSeen, Finding, inert
 from graphsvc.exports.lines import Unreadable, parse
 from graphsvc.exports.manifests import Manifests
 from graphsvc.exports.shape import Shape, key
-from graphsvc.domain.hashing import envelope_hash
-from graphsvc.domain.merkle import memory_leaf, verify
-from graphsvc.domain.render import plural
 
 MAX_POSITIONS = 1_000_000_000  # a bitmap of this many positions is 125 MB
 

@@ -15,6 +15,9 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from graphsvc.domain.hashing import format_timestamp, stored_envelope
+from graphsvc.domain.merkle import unpack_proof
+from graphsvc.errors import Conflict, NotFound
 from graphsvc.exports.format import (
     MEMORY_CARRIED,
     RELATION_RESERVED,
@@ -31,9 +34,6 @@ from graphsvc.exports.format import (
     Trailer,
     dump,
 )
-from graphsvc.domain.hashing import format_timestamp, stored_envelope
-from graphsvc.domain.merkle import unpack_proof
-from graphsvc.errors import Conflict, NotFound
 from graphsvc.services.ports import Reader, Row
 
 PAGE = 1000

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from graphsvc.errors import Conflict, InvalidInput, Unavailable
+from graphsvc.exports.checks import Checked, Finding, check_lines
 from graphsvc.exports.format import (
     LINE,
     BatchLine,
@@ -29,9 +31,7 @@ from graphsvc.exports.format import (
     RelationLine,
     TombstoneLine,
 )
-from graphsvc.exports.checks import Checked, Finding, check_lines
 from graphsvc.exports.lines import bounded_lines, parse
-from graphsvc.errors import Conflict, InvalidInput, Unavailable
 from graphsvc.exports.rows import entity_row, memory_row, packed, relation_row
 from graphsvc.services.ports import Reader, Store
 from graphsvc.services.recall.ranking import WINDOW

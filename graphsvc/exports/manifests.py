@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphsvc.exports.format import TombstoneLine
-from graphsvc.exports.findings import BatchSeen, Find, Shown
 from graphsvc.domain.manifest import forget_leaf, manifest_leaf
 from graphsvc.domain.merkle import verify
+from graphsvc.exports.findings import BatchSeen, Find, Shown
+from graphsvc.exports.format import TombstoneLine
 
 
 def _folds(root: str, leaf: bytes, proof: list[str]) -> bool:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphsvc.domain.render import plural
 from graphsvc.exports.audit import UNREADABLE, AuditReport
 from graphsvc.exports.checks import Checked, inert
-from graphsvc.domain.render import plural
 
 Check = tuple[str, bool | None, str]
 SHOWN_FINDINGS = 50

@@ -15,12 +15,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from graphsvc.exports.format import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
 from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key
 from graphsvc.domain.merkle import pack_proof
 from graphsvc.domain.render import clip
 from graphsvc.domain.spans import parse_occurred
+from graphsvc.exports.format import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
 from graphsvc.services.drafts import TITLE_WIDTH
 from graphsvc.services.recall import timing
 from graphsvc.services.recall.keywords import graph_key

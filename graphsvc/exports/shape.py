@@ -19,8 +19,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from graphsvc.exports.format import EntityLine, MemoryLine, RelationLine
 from graphsvc.exports.findings import Find, Shown
+from graphsvc.exports.format import EntityLine, MemoryLine, RelationLine
 
 
 def key(text: str) -> int:
