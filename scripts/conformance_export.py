@@ -56,7 +56,7 @@ def _records(lines: list[bytes]) -> list[Record]:
 
 
 def _line(record: Record) -> bytes:
-    """A record as graphsvc writes it (domain/export.py's models, compact UTF-8 JSON)."""
+    """A record as graphsvc writes it (exports/format.py's models, compact UTF-8 JSON)."""
     return dump(LINE.validate_python(record))
 
 

@@ -1,13 +1,13 @@
 """`graphsvc audit`: an export checked against the chain alone (no Neo4j, no graphsvc server).
 
-From the file (domain/export_check.py, one streaming pass): every memory's envelope hashes to its
+From the file (exports/checks.py, one streaming pass): every memory's envelope hashes to its
 hash; every anchored memory's and tombstone's proof folds to its batch's root; each batch holds as many
 members as its leaf count; records in order and unique; every position of the remember order is
 accounted for; edges agree with the envelopes; the trailer's digest and counts match.
 
-From the chain (graphsvc/audit_chain.py), at its `finalized` block: every batch anchored as the export
+From the chain (exports/chain_reads.py), at its `finalized` block: every batch anchored as the export
 says, with its receipt; and completeness, bound to a trust root you bring (a pinned graph tag, a root
-or proof bundle you hold). The verdict (audit_render.py) says what was proven and what is only
+or proof bundle you hold). The verdict (render.py) says what was proven and what is only
 self-consistent, and names every trust root and where it came from.
 
 Exit status: 0 every check that could be made holds (the verdict says which: completeness only when

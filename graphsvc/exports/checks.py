@@ -4,7 +4,7 @@ the rules below share the pass's state and read best side by side.
 
 Each problem is a Finding: the line, a rule name and one sentence. The rules:
 
-    json        the line is not one strict JSON object ending with LF (domain/export_lines.py: UTF-8, no
+    json        the line is not one strict JSON object ending with LF (exports/lines.py: UTF-8, no
                 CR, no blank line, at most MAX_LINE bytes, each key once, finite numbers)
     schema      the line is not a record of graphsvc.export/v1 (contracts/export.schema.json)
     order       a record out of its section or its order (batches and memories by seq, entities and
@@ -19,9 +19,9 @@ Each problem is a Finding: the line, a rule name and one sentence. The rules:
     members     a batch's leaf count differs from the members the export holds of it
     position    a position of the remember order is neither a memory, a tombstone nor one the header
                 says was forgotten before it was anchored (`forgottenUnanchored`)
-    forget, manifest  (export_manifest.py) a forget record or a batch's manifest is not as anchored
+    forget, manifest  (manifests.py) a forget record or a batch's manifest is not as anchored
     reserved    a property an import does not take from a file (a memory's `graph`, an entity's, a
-                relation's `id`...): the importing server sets or derives it (domain/export.py's lists)
+                relation's `id`...): the importing server sets or derives it (exports/format.py's lists)
     truncated   no trailer: the file ends early
     trailer     the trailer's line count, digest or counts differ from the lines before it
 """
@@ -438,7 +438,7 @@ def _memory_prop(props: Mapping[str, object]) -> Callable[[str], bool]:
 
 
 def check_lines(lines: Iterable[bytes], visit: Any = None) -> Checked:
-    """Run every file rule over `lines` (a binary file's lines: export_lines.bounded_lines of a file);
+    """Run every file rule over `lines` (a binary file's lines: lines.bounded_lines of a file);
     `visit(number, record)` sees each record that could be read."""
     checker = _Pass()
     for number, raw in enumerate(lines, 1):

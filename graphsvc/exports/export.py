@@ -1,4 +1,4 @@
-"""Export a graph as `graphsvc.export/v1` JSON lines (domain/export.py), streamed page by page.
+"""Export a graph as `graphsvc.export/v1` JSON lines (exports/format.py), streamed page by page.
 
 Memory use is bounded by a page, whatever the graph's size: memories are read in remember order with
 keyset pagination on the (graph, seq) index, entities and tombstones by id. The export is of the graph

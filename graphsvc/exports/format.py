@@ -307,7 +307,7 @@ def seal(body: list[bytes]) -> list[bytes]:
 
 
 def json_schema() -> str:
-    """The committed contracts/export.schema.json: `python -m graphsvc.domain.export > FILE`."""
+    """The committed contracts/export.schema.json: `python -m graphsvc.exports.format > FILE`."""
     schema = LINE.json_schema(by_alias=True)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

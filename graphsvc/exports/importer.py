@@ -1,10 +1,10 @@
-"""Import an export (domain/export.py) into an empty graph: the same ids, hashes, positions, batches
+"""Import an export (exports/format.py) into an empty graph: the same ids, hashes, positions, batches
 and proofs, so every memory verifies against the same roots on chain with no new anchoring.
 
-The file is read once: the first pass checks every line (domain/export_check.py) while it copies the
+The file is read once: the first pass checks every line (exports/checks.py) while it copies the
 bytes to a private spool, and writes nothing when any rule fails; the second pass writes from the spool,
 so what was checked is what is written, whatever the file is (a pipe, or a file that changes under
-us). Each record is built from an allow-list (services/import_rows.py) and merged by its id, page by
+us). Each record is built from an allow-list (exports/rows.py) and merged by its id, page by
 page: an import cut short and run again with the same file resumes (the graph's GraphState carries
 the file's digest while the import runs) and never writes a record twice; any other non-empty graph is
 refused. Every page's writes are counted: a record the store did not write stops the import. Windows
@@ -140,7 +140,7 @@ class ExportImporter:
     async def run(
         self, source: Iterable[bytes], graph: str | None = None, progress: Progress | None = None
     ) -> Imported:
-        """Check `source` (the file's lines, read once: export_lines.bounded_lines of a file), then
+        """Check `source` (the file's lines, read once: lines.bounded_lines of a file), then
         write what was checked. Raises:
         ExportRejected: the file breaks a rule; nothing was written.
         Conflict: the graph is not empty (and is not an import of this file cut short), or a batch

@@ -1,7 +1,7 @@
 """What an import writes of each record: built from an allow-list, never from the file's keys.
 
 A memory's node gets its envelope's fields, its hash and position, the properties an export carries
-(domain/export.py's MEMORY_CARRIED: who wrote it, what store_event recorded, its `data`) and the
+(exports/format.py's MEMORY_CARRIED: who wrote it, what store_event recorded, its `data`) and the
 properties this server derives itself, as remember would: its title, content key, graph key and times.
 Nothing else of the file reaches a node: not a `graph` (the statement sets it last, from the header),
 not an embedding or its model, not what the extractor did. An entity gets its id, label and name, its

@@ -1,4 +1,4 @@
-"""The graph's shape in an export, held to what is hashed where it can be (part of export_check's pass).
+"""The graph's shape in an export, held to what is hashed where it can be (part of checks.py's pass).
 
     entity      an entity's id is not `label:name`
     edge        a memory's agent-given MENTIONS edges are not its envelope's `entities` (one each), or

@@ -1,4 +1,4 @@
-"""GET /v1/export: the caller's graph as graphsvc.export/v1 JSON lines, streamed (services/export.py)."""
+"""GET /v1/export: the caller's graph as graphsvc.export/v1 JSON lines, streamed (exports/export.py)."""
 
 # No `from __future__ import annotations`: FastAPI reads the endpoint's annotations, which name a local.
 
