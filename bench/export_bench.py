@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.cli.export import confirmation
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain.hashing import format_timestamp, memory_hash
@@ -28,7 +27,7 @@ from graphsvc.exports import audit
 from graphsvc.exports import render as audit_render
 from graphsvc.exports.chain_reads import Pins
 from graphsvc.exports.export import Exporter
-from graphsvc.exports.importer import ExportImporter
+from graphsvc.exports.importer import ExportImporter, confirmation
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver

@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.cli.export import confirmation
 from graphsvc.config import Settings
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.exports import audit
 from graphsvc.exports.chain_reads import Pins
 from graphsvc.exports.export import Exporter
-from graphsvc.exports.importer import ExportImporter
+from graphsvc.exports.importer import ExportImporter, confirmation
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore

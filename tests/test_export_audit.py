@@ -287,12 +287,13 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     from graphsvc.app import Services
     from graphsvc.cli import export as cli_export
     from graphsvc.cli import main
+    from graphsvc.cli.common import with_services
 
     async def seed(services: Services) -> None:
         await services.memory.remember(RememberInput(text="moved by the CLI", entities=[MON], graph=graph))
         await services.anchoring.anchor_now(GraphInput(graph=graph))
 
-    cli_export.with_services(seed, settings)
+    with_services(seed, settings)
     out = tmp_path / "cli.jsonl"
     assert cli_export.cmd_export(argparse.Namespace(graph=graph, out=out), settings) == 0
     assert not out.with_name("cli.jsonl.partial").exists()
@@ -300,7 +301,7 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     async def clear(services: Services) -> None:
         await wipe(services.store, graph)
 
-    cli_export.with_services(clear, settings)
+    with_services(clear, settings)
     again = argparse.Namespace(file=out, graph=None, graph_tag=None, known_root=[], bundle=[], no_chain=False)
     assert cli_export.cmd_import_export(again, settings) == 0
     with pytest.raises(Conflict):  # the graph is no longer empty (`graphsvc` prints it and exits 1)

@@ -237,6 +237,7 @@ def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
 
     from graphsvc.app import Services
     from graphsvc.cli import export as cli_export
+    from graphsvc.cli.common import with_services
 
     _, lines = two_tenants
     fifo = tmp_path / "pipe"
@@ -256,7 +257,7 @@ def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
         rows = await services.store.run("memory/known_ids", graph=graph, ids=_ids(lines))
         return len(rows[0]["ids"])
 
-    assert cli_export.with_services(count, settings) == 2
+    assert with_services(count, settings) == 2
 
 
 def _malformed(lines: list[bytes]) -> dict[str, tuple[list[bytes], int]]:
@@ -293,6 +294,7 @@ def test_import_export_refuses_a_malformed_export_with_exit_2_naming_the_line_an
 
     from graphsvc.app import Services
     from graphsvc.cli import export as cli_export
+    from graphsvc.cli.common import with_services
 
     _, lines = two_tenants
 
@@ -314,7 +316,7 @@ def test_import_export_refuses_a_malformed_export_with_exit_2_naming_the_line_an
         shown = capsys.readouterr()
         assert f"line {line}: [" in shown.err and "Traceback" not in shown.out + shown.err, what
         assert all(c == "\n" or c.isprintable() for c in shown.out + shown.err), what
-        assert cli_export.with_services(nodes, settings) == 0, what
+        assert with_services(nodes, settings) == 0, what
 
 
 def _ids(lines: list[bytes]) -> list[str]:

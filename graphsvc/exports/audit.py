@@ -19,12 +19,14 @@ cannot be read (it cannot be opened, or a line is not a record of the format: ea
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from graphsvc.domain.proof import ProofBundle
 from graphsvc.exports.chain_reads import ChainAudit, Pins, check_chain
 from graphsvc.exports.checks import Checked, Finding, check_lines
-from graphsvc.verifier import RpcCall, RpcError
+from graphsvc.verifier import RpcCall, RpcError, read_bundle
 
 UNREADABLE = {"json", "schema"}  # a line that is not a record of the format: the file cannot be read
 
@@ -80,3 +82,18 @@ def audit(lines: Iterable[bytes], rpc: RpcCall | None, pins: Pins | None = None)
         report.rpc_calls = calls
     report.seconds = time.monotonic() - started
     return report
+
+
+def pins_of(
+    contract: str | None, graph_tag: str | None, roots: Sequence[str], bundles: Sequence[Path]
+) -> Pins:
+    """The trust roots an auditor brings, the proof bundles read and checked from their files.
+
+    Raises:
+        OSError, verifier.BundleError: a bundle cannot be read.
+    """
+    held: list[ProofBundle] = []
+    for path in bundles:
+        with path.open("rb") as source:
+            held.append(read_bundle(source))
+    return Pins(contract, graph_tag, tuple(roots), tuple(held))

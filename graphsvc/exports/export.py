@@ -197,6 +197,12 @@ class Exporter:
             after = rows[-1]["tombstone"]["id"]
 
 
+async def graph_tag(store: Reader, graph: str) -> str | None:
+    """The graph's tag (what an auditor pins: `graphsvc audit --graph-tag`); None before its first batch."""
+    rows = await store.run("export/graph_tag", graph=graph)
+    return rows[0]["graphTag"] if rows else None
+
+
 def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
     m = row["memory"]
     anchored = row["batch"] if row["batch"] in on_chain else None

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from graphsvc.errors import Conflict, InvalidInput, Unavailable
+from graphsvc.errors import ChainUnavailable, Conflict, InvalidInput, Unavailable
+from graphsvc.exports.audit import UNREADABLE
+from graphsvc.exports.chain_reads import Pins, check_chain
 from graphsvc.exports.checks import Checked, Finding, check_lines
 from graphsvc.exports.format import (
     LINE,
@@ -36,6 +38,7 @@ from graphsvc.exports.rows import entity_row, memory_row, packed, relation_row
 from graphsvc.services.ports import Reader, Store
 from graphsvc.services.recall.ranking import WINDOW
 from graphsvc.services.recall.term_stats import as_delta, fields_of, tally
+from graphsvc.verifier import Rpc, RpcError
 
 PAGE = 500
 Progress = Callable[[int, int], None]  # (memories written, memories in all)
@@ -49,6 +52,11 @@ class ExportRejected(InvalidInput):
         shown = "; ".join(str(f) for f in findings[:5])
         more = f" (and {len(findings) - 5} more)" if len(findings) > 5 else ""
         super().__init__(f"the export was refused, nothing was written: {shown}{more}")
+
+    @property
+    def unreadable(self) -> bool:
+        """A line is not a record of the format (`graphsvc audit` would exit 2)."""
+        return bool({f.rule for f in self.findings} & UNREADABLE)
 
 
 class NotWritten(Unavailable):
@@ -65,6 +73,21 @@ class Confirmed:
 
 
 Confirm = Callable[[Checked], Confirmed]
+
+
+def confirmation(rpc_url: str, pins: Pins) -> Confirm:
+    """The chain part of the audit, for an import: on this server's chain, its contract pinned."""
+    rpc = Rpc(rpc_url)
+
+    def confirm(checked: Checked) -> Confirmed:
+        try:
+            found = check_chain(checked, rpc, pins)
+        except RpcError as e:
+            raise ChainUnavailable(f"the chain cannot confirm the export: {e}") from e
+        said = [str(t) for t in found.trust] + [text for key, _, text in found.checks if key == "complete"]
+        return Confirmed(found.findings, said + [f"note: {n}" for n in found.notes])
+
+    return confirm
 
 
 @dataclass(frozen=True)
