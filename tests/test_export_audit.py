@@ -24,7 +24,7 @@ from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 from graphsvc.verifier import Rpc, verify_bundle
 from tests.conftest import TEST_DEADLINE_S, count_nodes, free_port, started_neo4j
-from tests.exports import MON, anchoring, audited, contract, export, fill, importer, wipe
+from tests.exports import MON, anchoring, audited, comparable, contract, export, fill, importer, wipe
 
 pytestmark = pytest.mark.neo4j
 __all__ = ["anchoring"]  # a fixture of this module's tests
@@ -121,7 +121,7 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
     assert not (await second.anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
     assert _sent(settings) == sent  # no new anchoring
     again = await export(there, settings, graph, tmp_path / "again.jsonl")
-    assert _records(again) == _records(lines)  # the same graph, line for line (but its export time)
+    assert comparable(again) == comparable(lines)  # the same graph, line for line (but its export time)
     assert audited(again, settings).exit_code == 0
 
     with pytest.raises(Conflict):  # no longer empty
@@ -135,14 +135,6 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
 
 def _line_of(lines: list[bytes], needle: bytes) -> int:
     return next(i for i, line in enumerate(lines, 1) if needle in line)
-
-
-def _records(lines: list[bytes]) -> list[dict[str, Any]]:
-    records = [json.loads(line) for line in lines]
-    for r in records:
-        r.pop("exportedAt", None)
-        r.pop("sha256", None)
-    return records
 
 
 async def test_removing_any_batch_or_memory_from_an_export_fails_the_audit_and_names_it(
@@ -212,7 +204,7 @@ async def test_an_import_cut_short_resumes_when_run_again_and_writes_nothing_twi
     assert 0 < await count_nodes(store, graph) < before
     done = await importer(store, settings, memory).run(lines)
     assert done.resumed and await count_nodes(store, graph) == before
-    assert _records(await export(store, settings, graph, tmp_path / "again.jsonl")) == _records(lines)
+    assert comparable(await export(store, settings, graph, tmp_path / "again.jsonl")) == comparable(lines)
 
 
 async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damagedexport(

@@ -153,7 +153,7 @@ def test_the_domain_imports_the_standard_library_pydantic_and_the_hashing_codecs
         assert not bad, f"{path.relative_to(PACKAGE)} imports {sorted(bad)}"
 
 
-EXPORT_RULES = ("format", "lines", "findings", "shape", "manifests", "checks")
+EXPORT_RULES = ("format", "lines", "findings", "shape", "manifests", "extracted", "checks")
 
 
 @pytest.mark.parametrize("module", EXPORT_RULES)

@@ -129,6 +129,8 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"graphsvc: {args.file}: the export was refused; nothing was written:", file=sys.stderr)
         for finding in e.findings[:50]:
             print(f"  {finding}", file=sys.stderr)
+        if len(e.findings) + e.more > 50:
+            print(f"  … {len(e.findings) + e.more - 50:,} more problems", file=sys.stderr)
         return 2 if e.unreadable else 1  # as `graphsvc audit`
     progress.end()
     print(

@@ -25,10 +25,11 @@ from pathlib import Path
 
 from graphsvc.domain.proof import ProofBundle
 from graphsvc.exports.chain_reads import ChainAudit, Pins, check_chain
-from graphsvc.exports.checks import Checked, Finding, check_lines
+from graphsvc.exports.checks import UNREADABLE, Checked, check_lines
+from graphsvc.exports.extracted import Extract
+from graphsvc.exports.findings import Findings
+from graphsvc.extractor.rules import RulesExtractor
 from graphsvc.verifier import RpcCall, RpcError, read_bundle
-
-UNREADABLE = {"json", "schema"}  # a line that is not a record of the format: the file cannot be read
 
 
 @dataclass
@@ -39,10 +40,12 @@ class AuditReport:
     unreachable: str | None = None  # why the chain could not be checked
     rpc_calls: int = 0
     seconds: float = 0.0
+    audited_at: float = field(default_factory=time.time)  # this audit's clock: the file's age is from it
 
     @property
-    def findings(self) -> list[Finding]:
-        return self.checked.findings + (self.chain.findings if self.chain else [])
+    def findings(self) -> Findings:
+        """Every problem, the file's then the chain's (the first of each kept, the rest counted)."""
+        return self.checked.findings + (self.chain.findings if self.chain else Findings())
 
     @property
     def unreadable(self) -> bool:
@@ -66,7 +69,7 @@ def audit(lines: Iterable[bytes], rpc: RpcCall | None, pins: Pins | None = None)
     """Check the export's lines, then (with an RPC, when the file can be read) its batches on chain and
     its completeness against `pins`."""
     started = time.monotonic()
-    report = AuditReport(check_lines(lines), pins or Pins())
+    report = AuditReport(check_lines(lines, extractors=extractors()), pins or Pins())
     if rpc is not None and report.checked.header is not None and not report.unreadable:
         calls = 0
 
@@ -82,6 +85,13 @@ def audit(lines: Iterable[bytes], rpc: RpcCall | None, pins: Pins | None = None)
         report.rpc_calls = calls
     report.seconds = time.monotonic() - started
     return report
+
+
+def extractors() -> dict[str, Extract]:
+    """The extractors this audit runs again, by `<name>/<version>`: the rules (graphsvc/extractor/
+    rules.py: no model). A memory read by another (spaCy's, or another version) is said not derived."""
+    rules = RulesExtractor()
+    return {rules.name: rules.extract_one}
 
 
 def pins_of(

@@ -203,6 +203,11 @@ async def graph_tag(store: Reader, graph: str) -> str | None:
     return rows[0]["graphTag"] if rows else None
 
 
+def _read_with(extractor: str | None) -> list[tuple[str, str]]:
+    """`extractedWith`, what read the memory's text: its extracted edges are derived again with it."""
+    return [("extractedWith", extractor)] if extractor else []
+
+
 def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
     m = row["memory"]
     anchored = row["batch"] if row["batch"] in on_chain else None
@@ -219,5 +224,5 @@ def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
         batch=anchored,
         proof=_hexes(row["proof"]) if anchored else [],
         edges=edges,
-        props=dict(sorted((k, v) for k, v in row["props"])),
+        props=dict(sorted([*((k, v) for k, v in row["props"]), *_read_with(row["extractedWith"])])),
     )

@@ -4,63 +4,56 @@ and proofs, so every memory verifies against the same roots on chain with no new
 The file is read once: the first pass checks every line (exports/checks.py) while it copies the
 bytes to a private spool, and writes nothing when any rule fails; the second pass writes from the spool,
 so what was checked is what is written, whatever the file is (a pipe, or a file that changes under
-us). Each record is built from an allow-list (exports/rows.py) and merged by its id, page by
-page: an import cut short and run again with the same file resumes (the graph's GraphState carries
-the file's digest while the import runs) and never writes a record twice; any other non-empty graph is
-refused. Every page's writes are counted: a record the store did not write stops the import. Windows
-(the neighbouring texts recall scores) are rebuilt from the remember order; term statistics are added
-page by page, with the memories a page creates.
+us). Each record is built from an allow-list (exports/rows.py) and merged by its id, page by page
+(exports/writer.py): an import cut short by an outage and run again with the same file resumes (the
+graph's GraphState carries the file's digest while the import runs) and never writes a record twice; any
+other non-empty graph is refused. Every page's writes are counted. A page the store refuses, or does
+not write whole, although every rule of the file allows it, takes the import back (exports/undo.py):
+nothing of the file is left, and the error names the page's lines (rule `write`). Windows (the
+neighbouring texts recall scores) are rebuilt from the remember order; term statistics are added page
+by page, with the memories a page creates. While the import runs, no batch is sealed for its graph.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
-from graphsvc.errors import ChainUnavailable, Conflict, InvalidInput, Unavailable
-from graphsvc.exports.audit import UNREADABLE
+from graphsvc.errors import ChainUnavailable, Conflict, GraphsvcError, InvalidInput, Refused, Unavailable
 from graphsvc.exports.chain_reads import Pins, check_chain
-from graphsvc.exports.checks import Checked, Finding, check_lines
-from graphsvc.exports.format import (
-    LINE,
-    BatchLine,
-    EntityLine,
-    Header,
-    MemoryLine,
-    RelationLine,
-    TombstoneLine,
-)
+from graphsvc.exports.checks import UNREADABLE, Checked, check_lines
+from graphsvc.exports.findings import Finding, Findings
+from graphsvc.exports.format import LINE, Header
 from graphsvc.exports.lines import bounded_lines, parse
-from graphsvc.exports.rows import entity_row, memory_row, packed, relation_row
-from graphsvc.services.ports import Reader, Store
-from graphsvc.services.recall.ranking import WINDOW
-from graphsvc.services.recall.term_stats import as_delta, fields_of, tally
+from graphsvc.exports.undo import undo
+from graphsvc.exports.writer import Writer
+from graphsvc.services.ports import Store
 from graphsvc.verifier import Rpc, RpcError
 
 PAGE = 500
+log = logging.getLogger("graphsvc")
 Progress = Callable[[int, int], None]  # (memories written, memories in all)
 
 
 class ExportRejected(InvalidInput):
-    """The export breaks a rule of the format: nothing was written."""
+    """The export is refused: it breaks a rule of the format (nothing was written), or the store refused
+    a page that every rule allows (rule `write`: what the import wrote was taken back)."""
 
-    def __init__(self, findings: list[Finding]):
-        self.findings = findings
-        shown = "; ".join(str(f) for f in findings[:5])
-        more = f" (and {len(findings) - 5} more)" if len(findings) > 5 else ""
+    def __init__(self, findings: Findings):
+        self.findings: list[Finding] = list(findings)  # the first MAX_KEPT
+        self.more, self.rules = findings.more, set(findings.rules)
+        shown = "; ".join(str(f) for f in self.findings[:5])
+        more = f" (and {findings.count - 5:,} more)" if findings.count > 5 else ""
         super().__init__(f"the export was refused, nothing was written: {shown}{more}")
 
     @property
     def unreadable(self) -> bool:
         """A line is not a record of the format (`graphsvc audit` would exit 2)."""
-        return bool({f.rule for f in self.findings} & UNREADABLE)
-
-
-class NotWritten(Unavailable):
-    """The store wrote fewer records than a page held: the import stopped (run it again to resume)."""
+        return bool(self.rules & UNREADABLE)
 
 
 @dataclass(frozen=True)
@@ -68,7 +61,7 @@ class Confirmed:
     """What the chain said of a checked export (the caller's chain audit): problems refuse the import;
     `said` is what was proven, and from which trust roots, in words."""
 
-    findings: list[Finding]
+    findings: Findings
     said: list[str]
 
 
@@ -132,29 +125,25 @@ class ExportImporter:
             ExportRejected: a rule fails (each named with its line).
         """
         checked = check_lines(lines)
-        findings = list(checked.findings)
+        findings = checked.findings
         header = checked.header
         if header is not None and graph is not None and graph != header.graph:
-            findings.append(
-                Finding(
-                    1,
-                    "graph",
-                    f"the export is of graph {header.graph!r}, not {graph!r}: a "
-                    "memory's graph is in its hash, so a graph keeps its name",
-                )
+            findings.add(
+                1,
+                "graph",
+                f"the export is of graph {header.graph!r}, not {graph!r}: a "
+                "memory's graph is in its hash, so a graph keeps its name",
             )
         if header is not None and checked.batches and self._chain_id is not None:  # noqa: SIM102
             if (header.chainId, (header.contract or "").lower()) != (
                 self._chain_id,
                 (self._contract or "").lower(),
             ):
-                findings.append(
-                    Finding(
-                        1,
-                        "chain",
-                        f"the export was anchored on chain {header.chainId} contract "
-                        f"{header.contract}; this server anchors on chain {self._chain_id} contract {self._contract}",
-                    )
+                findings.add(
+                    1,
+                    "chain",
+                    f"the export was anchored on chain {header.chainId} contract "
+                    f"{header.contract}; this server anchors on chain {self._chain_id} contract {self._contract}",
                 )
         if findings:
             raise ExportRejected(findings)
@@ -166,9 +155,11 @@ class ExportImporter:
         """Check `source` (the file's lines, read once: lines.bounded_lines of a file), then
         write what was checked. Raises:
         ExportRejected: the file breaks a rule; nothing was written.
+        ExportRejected: the store refused a page the file's rules allow (rule `write`): the import
+            was taken back, nothing of the file is left.
         Conflict: the graph is not empty (and is not an import of this file cut short), or a batch
             root of the export belongs to another graph of this server.
-        NotWritten: the store did not write a record of a page; run again to resume.
+        Unavailable, OSError: an outage; run the import again with the same file to resume it.
         """
         with tempfile.TemporaryFile() as spool:
             checked = self.check(_spooled(source, spool), graph)
@@ -192,18 +183,31 @@ class ExportImporter:
     async def _write(
         self, checked: Checked, spool: IO[bytes], progress: Progress | None, confirmed: Confirmed | None
     ) -> Imported:
+        """The second pass; a failure that is not an outage takes the import back (exports/undo.py).
+
+        Raises:
+            ExportRejected: the store refused a page (rule `write`, naming its lines): taken back.
+            Unavailable, OSError: an outage; run the import again to resume it.
+        """
         header, trailer = checked.header, checked.trailer
         assert header is not None and trailer is not None
         resumed = await self._begin(header, trailer.sha256, list(checked.batches))
         status = "FINALIZED" if confirmed is not None else "INCLUDED"
-        writer = _Writer(self._store, header.graph, self._page, trailer.counts.memories, progress, status)
-        for raw in bounded_lines(spool):
-            await writer.add(LINE.validate_python(parse(raw)))
-        await writer.flush()
-        top = max((s.batch.seq for s in checked.batches.values()), default=0)
-        await self._store.run("import/finish", graph=header.graph, digest=trailer.sha256, batchSeq=top)
-        if self._written is not None:  # the term folder folds the graph's new statistics
-            self._written(header.graph)
+        writer = Writer(self._store, header.graph, self._page, trailer.counts.memories, progress, status)
+        try:
+            for number, raw in enumerate(bounded_lines(spool), 1):
+                await writer.add(number, LINE.validate_python(parse(raw)))
+            await writer.flush()
+            top = max((s.batch.seq for s in checked.batches.values()), default=0)
+            await self._store.run("import/finish", graph=header.graph, digest=trailer.sha256, batchSeq=top)
+        except Exception as e:
+            if _outage(e):
+                raise
+            log.warning("import of graph %r refused by the store (%s): taking it back", header.graph, e)
+            kept = await undo(self._store, header, trailer.sha256, spool, list(checked.batches))
+            self._folded(header.graph)
+            raise ExportRejected(_refused(writer.at, e, kept)) from e
+        self._folded(header.graph)
         return Imported(
             header.graph,
             writer.written,
@@ -214,6 +218,10 @@ class ExportImporter:
             confirmed is not None,
             confirmed.said if confirmed else [],
         )
+
+    def _folded(self, graph: str) -> None:
+        if self._written is not None:  # the term folder folds the graph's new statistics
+            self._written(graph)
 
     async def _begin(self, header: Header, digest: str, roots: list[str]) -> bool:
         """Start or resume the import; True when resuming one of this file cut short."""
@@ -235,105 +243,25 @@ class ExportImporter:
         return bool(rows[0]["resumed"])
 
 
-def _must(expected: int, wrote: int, what: str) -> None:
-    if wrote != expected:
-        raise NotWritten(
-            f"the store wrote {wrote} of {expected} {what} of a page: the import stopped; run it again to resume"
-        )
+def _outage(error: Exception) -> bool:
+    """A failure that may pass (Neo4j unreachable, the disk): the import resumes when run again. Neo4j
+    refusing a statement, or not writing what a page held, is not one: it would fail the same again."""
+    return isinstance(error, (OSError, TimeoutError)) or (
+        isinstance(error, Unavailable) and not isinstance(error, Refused)
+    )
 
 
-class _Writer:
-    """The second pass: records buffered per kind and written a page at a time, in file order; every
-    page's writes counted."""
-
-    def __init__(
-        self, store: Store, graph: str, page: int, total: int, progress: Progress | None, status: str
-    ):
-        self._store, self._graph, self._page = store, graph, page
-        self._total, self._progress, self._status = total, progress, status
-        self._rows: dict[str, list[dict[str, Any]]] = {
-            k: [] for k in ("batches", "entities", "relations", "tombstones")
-        }
-        self._memories: list[MemoryLine] = []
-        self._before: list[str] = []  # texts of the WINDOW memories before the buffered ones
-        self.written = 0
-
-    async def add(self, record: Any) -> None:
-        match record:
-            case BatchLine():
-                row = record.model_dump(exclude={"type", "manifestProof"})
-                if record.manifestProof is not None:
-                    row["manifestProof"] = packed(record.manifestProof)
-                self._rows["batches"].append(row)
-            case EntityLine():
-                await self._flush_kind("batches")
-                self._rows["entities"].append(entity_row(record))
-            case RelationLine():
-                row = relation_row(record)
-                if row is not None:
-                    self._rows["relations"].append(row)
-            case MemoryLine():
-                await self._flush_kind("batches", "entities", "relations")
-                self._memories.append(record)
-                if len(self._memories) >= self._page + WINDOW:
-                    await self._write_memories(final=False)
-            case TombstoneLine():
-                await self._flush_kind("batches", "entities", "relations")
-                if self._memories:
-                    await self._write_memories(final=True)
-                forget = record.forget
-                self._rows["tombstones"].append(
-                    record.model_dump(exclude={"type", "proof", "forget"})
-                    | {"proof": packed(record.proof)}
-                    | {"recordedIn": forget and forget.batch, "recordProof": forget and packed(forget.proof)}
-                )
-            case _:
-                pass
-        if any(len(rows) >= self._page for rows in self._rows.values()):
-            # in file order: a relation's entity, a tombstone's batch are written before it
-            await self._flush_kind("batches", "entities", "relations", "tombstones")
-
-    async def _flush_kind(self, *kinds: str) -> None:
-        for kind in kinds:
-            rows = self._rows[kind]
-            if rows:
-                extra = {"status": self._status} if kind == "batches" else {}
-                [wrote] = await self._store.run(f"import/{kind}", graph=self._graph, rows=rows, **extra)
-                _must(len(rows), wrote["written"], kind)
-                self._rows[kind] = []
-
-    async def flush(self) -> None:
-        await self._flush_kind("batches", "entities", "relations")
-        if self._memories:
-            await self._write_memories(final=True)
-        await self._flush_kind("tombstones")
-
-    async def _memories_and_terms(self, tx: Reader, rows: list[dict[str, Any]]) -> None:
-        """A page of memories and, for those this transaction creates (not a resumed import's), what
-        they add to the graph's term statistics: all of it or none."""
-        [known] = await tx.run("memory/known_ids", graph=self._graph, ids=[r["id"] for r in rows])
-        old = set(known["ids"])
-        [wrote] = await tx.run("import/memories", graph=self._graph, rows=rows)
-        _must(len(rows), wrote["written"], "memories")
-        _must(sum(r["batch"] is not None for r in rows), wrote["linked"], "memberships")
-        _must(sum(len(r["edges"]) for r in rows), wrote["edges"], "edges")
-        new = [r["memory"] for r in rows if r["id"] not in old]
-        if new:
-            changes = [c for m in new for c in fields_of(m["text"], m["window"], m.get("tags") or [], 1)]
-            await tx.run("import/term_delta", delta=as_delta(self._graph, tally(changes)))
-
-    async def _write_memories(self, final: bool) -> None:
-        """Write the buffered memories whose windows are known (all of them at the end)."""
-        texts = self._before + [str(m.envelope["text"]) for m in self._memories]
-        n = len(self._memories) if final else len(self._memories) - WINDOW
-        start = len(self._before)
-        rows = [
-            memory_row(m, "\n".join(texts[max(0, start + i - WINDOW) : start + i + WINDOW + 1]), self._graph)
-            for i, m in enumerate(self._memories[:n])
-        ]
-        await self._store.write_transaction(lambda tx: self._memories_and_terms(tx, rows), bounded=False)
-        self._before = texts[max(0, start + n - WINDOW) : start + n]
-        self._memories = self._memories[n:]
-        self.written += n
-        if self._progress:
-            self._progress(self.written, self._total)
+def _refused(at: tuple[int, int, str] | None, error: Exception, kept: bool) -> Findings:
+    """The `write` finding of a page the store refused, by its lines."""
+    first, last, kind = at or (1, 1, "the import's start")
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    why = error.message if isinstance(error, GraphsvcError) else type(error).__name__
+    found = Findings()
+    found.add(
+        first,
+        "write",
+        f"the store refused the {kind} of {lines} ({why}), which every rule of the file allows; the import "
+        "was taken back"
+        + (": memories remembered into the graph meanwhile were kept" if kept else ": nothing of it is left"),
+    )
+    return found
