@@ -13,7 +13,7 @@ from graphsvc.chain.anchor import AnchorContract
 from graphsvc.devstack.chain import CONTRACTS, DEV_PRIVATE_KEY
 from graphsvc.domain.merkle import MEMORY_LEAF_TYPES, MerkleTree, leaf_hash
 from graphsvc.errors import Conflict
-from graphsvc.services.links import ZERO_ROOT, new_tag
+from graphsvc.services.anchoring.links import ZERO_ROOT, new_tag
 from tests.conftest import ChainTarget
 
 OTHER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"  # anvil account #1

@@ -12,18 +12,19 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit, audit_render
 from graphsvc.config import Settings
-from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.errors import Conflict
+from graphsvc.exports import audit
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.format import seal
+from graphsvc.exports.importer import ExportRejected
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.import_export import ExportRejected
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 from graphsvc.verifier import Rpc, verify_bundle
 from tests.conftest import TEST_DEADLINE_S, count_nodes, free_port, started_neo4j
-from tests.exports import MON, anchoring, audited, contract, export, fill, importer, wipe
+from tests.exports import MON, anchoring, audited, comparable, contract, export, fill, importer, wipe
 
 pytestmark = pytest.mark.neo4j
 __all__ = ["anchoring"]  # a fixture of this module's tests
@@ -120,7 +121,7 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
     assert not (await second.anchoring.verify(IdInput(id=ids["forgotten"], graph=graph))).hashValid
     assert _sent(settings) == sent  # no new anchoring
     again = await export(there, settings, graph, tmp_path / "again.jsonl")
-    assert _records(again) == _records(lines)  # the same graph, line for line (but its export time)
+    assert comparable(again) == comparable(lines)  # the same graph, line for line (but its export time)
     assert audited(again, settings).exit_code == 0
 
     with pytest.raises(Conflict):  # no longer empty
@@ -134,14 +135,6 @@ async def test_an_export_imported_into_a_fresh_second_server_audits_and_verifies
 
 def _line_of(lines: list[bytes], needle: bytes) -> int:
     return next(i for i, line in enumerate(lines, 1) if needle in line)
-
-
-def _records(lines: list[bytes]) -> list[dict[str, Any]]:
-    records = [json.loads(line) for line in lines]
-    for r in records:
-        r.pop("exportedAt", None)
-        r.pop("sha256", None)
-    return records
 
 
 async def test_removing_any_batch_or_memory_from_an_export_fails_the_audit_and_names_it(
@@ -211,7 +204,7 @@ async def test_an_import_cut_short_resumes_when_run_again_and_writes_nothing_twi
     assert 0 < await count_nodes(store, graph) < before
     done = await importer(store, settings, memory).run(lines)
     assert done.resumed and await count_nodes(store, graph) == before
-    assert _records(await export(store, settings, graph, tmp_path / "again.jsonl")) == _records(lines)
+    assert comparable(await export(store, settings, graph, tmp_path / "again.jsonl")) == comparable(lines)
 
 
 async def test_the_rest_export_and_the_cli_audit_agree_on_a_good_and_a_damagedexport(
@@ -286,12 +279,13 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     from graphsvc.app import Services
     from graphsvc.cli import export as cli_export
     from graphsvc.cli import main
+    from graphsvc.cli.common import with_services
 
     async def seed(services: Services) -> None:
         await services.memory.remember(RememberInput(text="moved by the CLI", entities=[MON], graph=graph))
         await services.anchoring.anchor_now(GraphInput(graph=graph))
 
-    cli_export.with_services(seed, settings)
+    with_services(seed, settings)
     out = tmp_path / "cli.jsonl"
     assert cli_export.cmd_export(argparse.Namespace(graph=graph, out=out), settings) == 0
     assert not out.with_name("cli.jsonl.partial").exists()
@@ -299,7 +293,7 @@ def test_the_export_and_import_export_commands_move_a_graph_that_then_audits(
     async def clear(services: Services) -> None:
         await wipe(services.store, graph)
 
-    cli_export.with_services(clear, settings)
+    with_services(clear, settings)
     again = argparse.Namespace(file=out, graph=None, graph_tag=None, known_root=[], bundle=[], no_chain=False)
     assert cli_export.cmd_import_export(again, settings) == 0
     with pytest.raises(Conflict):  # the graph is no longer empty (`graphsvc` prints it and exits 1)

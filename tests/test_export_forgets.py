@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit_render
-from graphsvc.audit_chain import Pins
 from graphsvc.config import Settings
-from graphsvc.domain.export import seal
 from graphsvc.domain.manifest import manifest_leaf
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.errors import Conflict
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.chain_reads import Pins
+from graphsvc.exports.format import seal
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore

@@ -8,18 +8,23 @@ import hashlib
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from graphsvc import audit, audit_render
 from graphsvc.devstack.chain import CONTRACTS
-from graphsvc.domain import export
-from graphsvc.domain.export_check import check_lines, inert
+from graphsvc.domain.extraction import Mention, mention
 from graphsvc.domain.hashing import memory_envelope, memory_hash
 from graphsvc.domain.manifest import manifest_leaf
 from graphsvc.domain.merkle import MerkleTree, memory_leaf
+from graphsvc.exports import audit
+from graphsvc.exports import format as export
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.checks import check_lines, inert
+from graphsvc.exports.findings import MAX_KEPT
+from graphsvc.exports.lines import bounded_lines
 
 GRAPH = "ops"
 
@@ -575,3 +580,106 @@ def test_tombstones_from_before_forget_records_are_those_the_first_manifest_list
     passed_off = [*records[:3], records[4], forged, records[5]]  # memory 1 "forgotten before", too
     passed_off[0]["counts"] |= {"memories": 1, "tombstones": 2}
     assert "manifest" in check_lines(_lines(passed_off)).rules()
+
+
+# ---- issue 43: extracted edges derived again, dates, proofs of pending memories, event links, floods -----
+
+
+def _quotes(text: str) -> list[Mention]:
+    """An extractor as deterministic as the rules: "quotes" in the text of memory 2 ("note 2")."""
+    found = mention("Topic", "quotes")
+    return [found] if text == "note 2" and found else []
+
+
+def _extracted_file() -> list[dict[str, Any]]:
+    """_graph_file with memory 2 read by `x/1` (`_quotes`): its extracted edge to the entity it made."""
+    records = _graph_file()
+    second = records[6]
+    second["edges"][3] |= {"to": "Topic:quotes", "extractor": "x/1"}
+    second["props"] = {"extractedWith": "x/1"}
+    made = {
+        "type": "entity",
+        "id": "Topic:quotes",
+        "label": "Topic",
+        "name": "quotes",
+        "props": {"source": "extracted"},
+    }
+    return [*records[:5], made, *records[5:]]
+
+
+def test_extracted_edges_are_derived_again_with_the_extractor_the_export_names() -> None:
+    def checked(change: Any = None, extractors: Any = None) -> Any:
+        records = json.loads(json.dumps(_extracted_file()))
+        if change is not None:
+            change(records)
+        return check_lines(_lines(records), extractors={"x/1": _quotes} if extractors is None else extractors)
+
+    good = checked()
+    assert good.ok, list(good.findings)
+    assert good.extraction is not None and (good.extraction.checked, good.extraction.unread) == (1, 1)
+
+    def second(change: Any) -> Any:
+        return lambda records: change(records[7])
+
+    lies = {
+        "re-pointed": second(lambda m: m["edges"][3].update(to="Token:MON")),
+        "dropped": second(lambda m: m["edges"].pop(3)),
+        "invented on the memory no extractor read": lambda r: r[6]["edges"].append(
+            {"rel": "MENTIONS", "to": "Topic:quotes", "id": "e9", "source": "extracted", "extractor": "x/1"}
+        ),
+        "read by another extractor than its edge": second(lambda m: m["props"].update(extractedWith="x/2")),
+    }
+    for what, change in lies.items():
+        assert "extracted" in checked(change).rules(), what
+    # a name two entities share: the worker took one of them, the file does not say which
+    shared = {"type": "entity", "id": "Name:Quotes", "label": "Name", "name": "Quotes", "props": {}}
+    loose = checked(lambda r: r.insert(2, shared))
+    assert loose.ok and loose.extraction is not None and loose.extraction.loose == 1, list(loose.findings)
+    # an extractor this audit does not have: said, never a finding
+    unknown = checked(second(lambda m: m["edges"][3].update(to="Token:MON")), extractors={})
+    assert unknown.ok and unknown.extraction is not None and unknown.extraction.unknown == {"x/1": 1}
+    shown = audit_render.render(audit.AuditReport(unknown))
+    assert "not derived again" in shown and "1 by x/1" in shown
+
+
+def test_a_memory_dated_after_the_file_or_pending_with_a_proof_is_named() -> None:
+    records = _file()
+    early = json.loads(json.dumps(records))
+    early[0]["exportedAt"] = "2026-12-04T23:59:59.999Z"  # before the memories were created
+    assert {(3, "time"), (4, "time"), (5, "time")} <= _rules(_lines(early))
+    pending = json.loads(json.dumps(records))
+    pending[4]["batch"] = None  # its proof kept
+    assert (5, "proof") in _rules(_lines(pending))
+    report = audit.audit(_lines(records), None)
+    assert "2026-12-05T01:00:00.000Z" in audit_render.render(report)  # the file's age is shown
+    assert audit_render.as_json(report)["ageSeconds"] > 0
+
+
+def test_an_event_link_goes_to_a_context_its_envelope_names() -> None:
+    def link(to: str) -> Any:
+        return lambda records: records[6]["edges"].append({"rel": "CONTRADICTS", "to": to, "id": "edge_7"})
+
+    assert "edge" in check_lines(_changed(link("Token:MON"))).rules()  # named, but not a context
+    assert "edge" in check_lines(_changed(link("Context:topic:gas"))).rules()  # not named, no line
+
+
+@pytest.mark.parametrize(("unit", "megabytes"), [(b"\n", 4), (b"x\n", 1), (b"\r\n", 1)])
+def test_a_flood_of_empty_or_malformed_lines_is_read_in_constant_memory_each_line_counted(
+    tmp_path: Path, unit: bytes, megabytes: int
+) -> None:
+    """Issue 43: 4 MB of line feeds cost `graphsvc audit` 61 s and 786 MB (every unreadable line kept)."""
+    path = tmp_path / "flood.jsonl"
+    path.write_bytes(unit * (megabytes * 1_000_000 // len(unit)))
+    lines = megabytes * 1_000_000 // len(unit)
+    tracemalloc.start()
+    try:
+        with path.open("rb") as source:
+            report = audit.audit(bounded_lines(source), None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.exit_code == 2 and report.checked.lines == report.checked.unreadable == lines
+    assert report.findings.count == lines + 1 and len(list(report.findings)) == MAX_KEPT  # and `truncated`
+    assert peak < 8_000_000, peak  # a line feed run is read a megabyte at a time at most
+    assert f"{lines:,} lines are not records" in audit_render.verdict(report)
+    assert audit_render.as_json(report)["moreFindings"] == lines + 1 - MAX_KEPT

@@ -10,23 +10,26 @@ import hashlib
 import json
 import os
 import threading
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from graphsvc import audit_render
 from graphsvc.config import Settings
-from graphsvc.domain.export import seal
 from graphsvc.domain.models import GraphInput, LinkInput, RecallInput, RememberInput
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.format import seal
+from graphsvc.exports.importer import ExportRejected
+from graphsvc.exports.lines import bounded_lines
+from graphsvc.exports.rows import derived
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.import_export import ExportRejected, NotWritten
-from graphsvc.services.import_rows import derived
 from graphsvc.services.index.keywords import graph_key
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
-from tests.exports import MON, POOL, anchoring, audited, export, importer, wipe
+from tests.conftest import count_nodes, recounted, term_stats
+from tests.exports import MON, POOL, anchoring, audited, comparable, export, fill, importer, wipe
 
 pytestmark = pytest.mark.neo4j
 __all__ = ["anchoring"]  # a fixture of this module's tests
@@ -237,6 +240,7 @@ def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
 
     from graphsvc.app import Services
     from graphsvc.cli import export as cli_export
+    from graphsvc.cli.common import with_services
 
     _, lines = two_tenants
     fifo = tmp_path / "pipe"
@@ -256,7 +260,7 @@ def test_import_export_reads_a_named_pipe_and_writes_every_memory_it_reports(
         rows = await services.store.run("memory/known_ids", graph=graph, ids=_ids(lines))
         return len(rows[0]["ids"])
 
-    assert cli_export.with_services(count, settings) == 2
+    assert with_services(count, settings) == 2
 
 
 def _malformed(lines: list[bytes]) -> dict[str, tuple[list[bytes], int]]:
@@ -293,6 +297,7 @@ def test_import_export_refuses_a_malformed_export_with_exit_2_naming_the_line_an
 
     from graphsvc.app import Services
     from graphsvc.cli import export as cli_export
+    from graphsvc.cli.common import with_services
 
     _, lines = two_tenants
 
@@ -314,45 +319,183 @@ def test_import_export_refuses_a_malformed_export_with_exit_2_naming_the_line_an
         shown = capsys.readouterr()
         assert f"line {line}: [" in shown.err and "Traceback" not in shown.out + shown.err, what
         assert all(c == "\n" or c.isprintable() for c in shown.out + shown.err), what
-        assert cli_export.with_services(nodes, settings) == 0, what
+        assert with_services(nodes, settings) == 0, what
 
 
 def _ids(lines: list[bytes]) -> list[str]:
     return [r["id"] for r in map(json.loads, lines) if r["type"] == "memory"]
 
 
-class _Dropping:
-    """The real store, but one page of memories reaches it a row short: a write that did not happen."""
+class _Refusing:
+    """The real store, but the `nth` page of one statement reaches Neo4j as it would refuse it, or a row
+    short (a seam a failure the file's rules do not know comes through); `meanwhile` runs as the import
+    reaches its relations (its batches and entities written, its memories not yet)."""
 
-    def __init__(self, store: GraphStore):
-        self._store = store
+    def __init__(
+        self,
+        store: GraphStore,
+        statement: str,
+        how: str,
+        nth: int = 1,
+        meanwhile: Callable[[], Any] | None = None,
+    ):
+        self._store, self._statement, self._how, self._nth = store, statement, how, nth
+        self._meanwhile = meanwhile
+
+    def params(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        if name != self._statement:
+            return params
+        self._nth -= 1
+        if self._nth:
+            return params
+        rows = [dict(r) for r in params["rows"]]
+        if self._how == "short":  # a row that never reaches Neo4j: the page is written short
+            del rows[0]
+        elif "memory" in rows[0]:  # a value Neo4j cannot hold as a property: it refuses the statement
+            rows[0]["memory"] = rows[0]["memory"] | {"title": {"not": "a property value"}}
+        else:
+            rows[0]["hash"] = {"not": "a property value"}
+        return params | {"rows": rows}
 
     async def run(self, name: str, **params: Any) -> Any:
-        return await self._store.run(name, **params)
+        if name == "import/relations" and self._meanwhile is not None:
+            meanwhile, self._meanwhile = self._meanwhile, None
+            await meanwhile()
+        return await self._store.run(name, **self.params(name, params))
 
     async def write_transaction(self, work: Any, *, bounded: bool = True) -> Any:
-        async def short(tx: Any) -> Any:
-            return await work(_ShortTx(tx))
+        async def refusing(tx: Any) -> Any:
+            return await work(_RefusingTx(tx, self))
 
-        return await self._store.write_transaction(short, bounded=bounded)
+        return await self._store.write_transaction(refusing, bounded=bounded)
 
 
-class _ShortTx:
-    def __init__(self, tx: Any):
-        self._tx = tx
+class _RefusingTx:
+    def __init__(self, tx: Any, store: _Refusing):
+        self._tx, self._store = tx, store
 
     async def run(self, name: str, **params: Any) -> Any:
-        if name == "import/memories":
-            params["rows"] = params["rows"][1:]
-        return await self._tx.run(name, **params)
+        return await self._tx.run(name, **self._store.params(name, params))
 
 
-async def test_an_import_that_the_store_does_not_write_stops_and_reports_nothing_imported(
-    store: GraphStore, memory: MemoryService, settings: Settings, two_tenants: tuple[str, list[bytes]]
+async def _left(store: GraphStore, graph: str, lines: list[bytes]) -> dict[str, Any]:
+    """What is left in `graph` of the file `lines`, and the graph's state."""
+    records = [json.loads(line) for line in lines[:-1]]
+    ids = [r["id"] for r in records if r["type"] in ("memory", "tombstone", "entity")]
+    roots = [r["root"] for r in records if r["type"] == "batch"]
+    found, _, _ = await store._driver.execute_query(
+        "OPTIONAL MATCH (s:GraphState {name: $g}) "
+        "RETURN COLLECT { MATCH (n {graph: $g}) WHERE n.id IN $ids RETURN n.id } AS records, "
+        "COLLECT { MATCH (b:Batch) WHERE b.root IN $roots RETURN b.status } AS batches, "
+        "s {.importing, .seq, .graphTag, .forgottenSeqs} AS state",
+        g=graph,
+        ids=ids,
+        roots=roots,
+        database_=store._database,
+    )
+    return found[0].data()
+
+
+@pytest.mark.parametrize(
+    ("statement", "how", "nth"), [("import/tombstones", "refused", 1), ("import/memories", "short", 2)]
+)
+async def test_a_page_the_store_refuses_takes_the_import_back_and_the_graph_then_imports_the_file(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    tmp_path: Path,
+    statement: str,
+    how: str,
+    nth: int,
 ) -> None:
+    other = graph + "-other"
+    await _other_tenant(memory, anchoring, other)
+    await fill(memory, anchoring, graph)  # three batches, an update, forgets, a memory pending
+    lines = await export(store, settings, graph, tmp_path / "g.jsonl")
+    await wipe(store, graph)
+    before = await _snapshot(store, other)
+    with pytest.raises(ExportRejected) as refused:
+        await importer(_Refusing(store, statement, how, nth), settings, memory).run(lines)
+    [finding] = refused.value.findings
+    kind = {"import/tombstones": "tombstone", "import/memories": "memory"}[statement]
+    assert finding.rule == "write" and json.loads(lines[(finding.line or 0) - 1])["type"] == kind
+    left = await _left(store, graph, lines)
+    assert left == {
+        "records": [],
+        "batches": [],
+        "state": {"importing": None, "seq": 0, "graphTag": None, "forgottenSeqs": None},
+    }
+    assert await count_nodes(store, graph) == 0  # no memory, entity, batch or tombstone of the graph
+    assert await term_stats(store, graph) == await recounted(store, graph)  # what was added, taken back
+    assert await _snapshot(store, other) == before and await _stray(store, graph, other) == 0
+    done = await importer(store, settings, memory).run(lines)  # the same file, whole this time
+    memories = sum(json.loads(line)["type"] == "memory" for line in lines)
+    assert (done.memories, done.resumed, done.final) == (memories, False, True)
+    assert audited(lines, settings).exit_code == 0
+    assert await term_stats(store, graph) == await recounted(store, graph)
+    assert comparable(await export(store, settings, graph, tmp_path / "again.jsonl")) == comparable(lines)
+
+
+async def test_an_import_taken_back_keeps_what_an_agent_remembered_meanwhile_which_no_batch_sealed(
+    store: GraphStore,
+    memory: MemoryService,
+    anchoring: AnchoringService,
+    settings: Settings,
+    graph: str,
+    two_tenants: tuple[str, list[bytes]],
+    tmp_path: Path,
+) -> None:
+    other, lines = two_tenants
+    before = await _snapshot(store, other)
+    said: dict[str, Any] = {}
+
+    async def an_agent_writes() -> None:  # the file's batches and entities are in the graph by now
+        stored = await memory.remember(
+            RememberInput(text="an agent's note on MON", entities=[MON], graph=graph)
+        )
+        said["id"], said["anchor"] = stored.id, await anchoring.anchor_now(GraphInput(graph=graph))
+
+    with pytest.raises(ExportRejected):
+        refusing = _Refusing(store, "import/memories", "refused", meanwhile=an_agent_writes)
+        await importer(refusing, settings, memory).run(lines)
+    assert said["anchor"].status == "nothing_pending"  # no batch is sealed for a graph being imported
+    left = await _left(store, graph, lines)
+    last = json.loads(lines[0])["lastSeq"]
+    assert left["records"] == ["Token:MON"]  # the file's entity the agent's memory reaches, and no more
+    assert left["batches"] == []
+    assert left["state"] == {
+        "importing": None,
+        "seq": last + 1,
+        "graphTag": None,
+        "forgottenSeqs": list(range(1, last + 1)),
+    }
+    recalled = await memory.recall(RecallInput(query="agent note MON", graph=graph))
+    assert [m.id for m in recalled.memories] == [said["id"]]
+    assert await term_stats(store, graph) == await recounted(store, graph)
+    assert await _snapshot(store, other) == before and await _stray(store, graph, other) == 0
+    anchored = await anchoring.anchor_now(GraphInput(graph=graph))  # the import over: the agent's turn
+    assert anchored.status == "anchored"
+    again = await export(store, settings, graph, tmp_path / "after.jsonl")
+    report = audited(again, settings)
+    assert report.exit_code == 0 and report.checked.memories == 1, audit_render.render(report)
+
+
+async def test_a_relation_property_neo4j_cannot_hold_is_refused_by_the_check_before_anything_is_written(
+    store: GraphStore,
+    memory: MemoryService,
+    settings: Settings,
+    graph: str,
+    two_tenants: tuple[str, list[bytes]],
+) -> None:
+    """An integer past 64 bits passed every rule and failed the import's write (the driver cannot pack it)."""
     _, lines = two_tenants
-    with pytest.raises(NotWritten):
-        await importer(_Dropping(store), settings, memory).run(lines)
+    for value in (2**63, [2**64], -(2**63) - 1):
+        with pytest.raises(ExportRejected) as refused:
+            await importer(store, settings, memory).run(_forge(lines, "relation", _prop("n", value)))
+        assert {f.rule for f in refused.value.findings} == {"schema"}, value
+        assert await _snapshot(store, graph) == [], value
 
 
 async def test_extracted_edges_are_exported_apart_audited_and_never_imported(
@@ -396,3 +539,32 @@ async def test_extracted_edges_are_exported_apart_audited_and_never_imported(
         ("Token:MON", None, "mon"),
         ("Topic:gas", "extracted", "gas"),
     ]
+
+
+async def test_a_flood_of_line_feeds_through_a_pipe_is_refused_in_constant_memory_and_writes_nothing(
+    store: GraphStore, memory: MemoryService, settings: Settings, graph: str, tmp_path: Path
+) -> None:
+    """Issue 43: 50 MB of line feeds through a pipe took an import to 2.3 GB, still reading."""
+    fifo = tmp_path / "flood"
+    os.mkfifo(fifo)
+    megabytes = 50
+
+    def feed() -> None:
+        with fifo.open("wb") as pipe:  # blocks until the import opens it
+            for _ in range(megabytes):
+                pipe.write(b"\n" * 1_000_000)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    tracemalloc.start()
+    try:
+        with fifo.open("rb") as source, pytest.raises(ExportRejected) as refused:
+            await importer(store, settings, memory).run(bounded_lines(source), graph)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    writer.join(timeout=10)
+    assert refused.value.unreadable and refused.value.rules == {"json", "truncated"}
+    assert len(refused.value.findings) + refused.value.more == megabytes * 1_000_000 + 1
+    assert peak < 16_000_000, peak
+    assert await count_nodes(store, graph) == 0 and await _snapshot(store, graph) == []

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit_render
-from graphsvc.audit_chain import Pins
 from graphsvc.config import Settings
-from graphsvc.domain.export import seal
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.merkle import memory_leaf
 from graphsvc.domain.models import IdInput
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.chain_reads import Pins
+from graphsvc.exports.format import seal
+from graphsvc.exports.importer import ExportRejected
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.import_export import ExportRejected
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from tests.conftest import count_nodes

@@ -1,6 +1,6 @@
 """The forger (scripts/forger.py, issue 37's target): a genuine export of an anchored graph (four
 batches, an update, a forgotten anchored memory whose forget record is anchored, one forgotten before
-anchoring, entities with relations and their properties, an extracted edge, an event with a typed link, a memory not anchored yet)
+anchoring, entities with relations and their properties, a memory the extraction worker read, an event with a typed link, a memory not anchored yet)
 tampered every way the issue lists, each with the trailer sealed again, and audited with the auditor's
 trust roots (the contract and the graph tag the operator publishes, or a root the auditor holds).
 No tamper outside the documented limits may pass; each documented limit is named in docs/audit.md."""
@@ -16,7 +16,9 @@ import pytest
 from graphsvc.config import Settings
 from graphsvc.domain.locus import StoreEventInput
 from graphsvc.domain.models import GraphInput, LinkInput, RememberInput
+from graphsvc.extractor.rules import RulesExtractor
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
@@ -41,16 +43,15 @@ async def _genuine(
             {"from": POOL, "type": "LISTS", "to": MON, "props": {"venue": "dex"}, "graph": graph}
         )
     )
-    gas = await memory.remember(RememberInput(text="Gas on Monad spiked at noon", graph=graph))
-    await store._driver.execute_query(  # what the extraction worker writes (cypher/extract/store)
-        "MATCH (m:Memory {graph: $g, id: $id}) SET m.extractedWith = 'rules/1' "
-        "CREATE (e:Entity:Topic {graph: $g, id: 'Topic:gas', label: 'Topic', name: 'gas', normName: 'gas', "
-        "source: 'extracted'}) "
-        "CREATE (m)-[:MENTIONS {id: 'edge_extracted1', source: 'extracted', extractor: 'rules/1'}]->(e)",
-        g=graph,
-        id=gas.id,
-        database_=store._database,
-    )
+    extraction = ExtractionService(store, RulesExtractor(), "ok")  # the worker, reading what is remembered
+    try:
+        reading = MemoryService(store, extraction=extraction)
+        await reading.remember(RememberInput(text="Gas on Monad spiked at noon", graph=graph))
+        for _ in range(100):  # bounded: each step stores a batch of the backlog, or finds it empty
+            if not await extraction.extract_pending():
+                break
+    finally:
+        await extraction.close()
     event = {"event_kind": "observation", "payload": "gas spiked again", "reinforces": ["topic:gas"]}
     await LocusService(memory, store).store_event(StoreEventInput.model_validate(event | {"graph": graph}))
     await anchoring.anchor_now(GraphInput(graph=graph))  # a fourth batch, after the forget record's

@@ -53,11 +53,50 @@ RULES = [
             "graphsvc.http",
             "graphsvc.encoder",
             "graphsvc.extractor",
+            "graphsvc.exports",
             "spacy",
             "onnxruntime",
             "tokenizers",
             "numpy",
         ),
+    ),
+    # Export and audit, one room: no module of it reaches a driver or an interface; the audit reads
+    # the chain over plain JSON-RPC (graphsvc/verifier.py), never through web3.
+    (
+        "exports",
+        (
+            "neo4j",
+            "web3",
+            "eth_account",
+            "fastapi",
+            "mcp",
+            "graphsvc.app",
+            "graphsvc.config",
+            "graphsvc.store",
+            "graphsvc.chain",
+            "graphsvc.rest",
+            "graphsvc.mcpserver",
+            "graphsvc.http",
+            "graphsvc.cli",
+            "graphsvc.encoder",
+            "spacy",
+            "onnxruntime",
+            "tokenizers",
+            "numpy",
+        ),
+    ),
+    # The audit runs with no server: none of graphsvc's services, nor the room's own server side.
+    *(
+        (
+            f"exports/{module}",
+            (
+                "graphsvc.services",
+                "graphsvc.exports.export",
+                "graphsvc.exports.importer",
+                "graphsvc.exports.rows",
+            ),
+        )
+        for module in ("chain_reads", "audit", "render")
     ),
     ("rest", ("neo4j", "mcp", "graphsvc.store", "graphsvc.mcpserver")),
     (
@@ -121,6 +160,23 @@ def test_the_domain_imports_the_standard_library_pydantic_and_the_hashing_codecs
             if name.split(".")[0] not in allowed and not name.startswith("graphsvc.domain")
         }
         assert not bad, f"{path.relative_to(PACKAGE)} imports {sorted(bad)}"
+
+
+EXPORT_RULES = ("format", "lines", "findings", "shape", "manifests", "extracted", "checks")
+
+
+@pytest.mark.parametrize("module", EXPORT_RULES)
+def test_the_export_format_and_its_rules_import_what_the_domain_may(module: str) -> None:
+    """The format and its rules are pure: what graphsvc audit and an import both run on a line."""
+    allowed = {*sys.stdlib_module_names, "pydantic", "rfc8785", "eth_utils", "eth_abi"}
+    own = tuple(f"graphsvc.exports.{name}" for name in EXPORT_RULES)
+    path = PACKAGE / "exports" / f"{module}.py"
+    bad = {
+        name
+        for name in _imports(path)
+        if name.split(".")[0] not in allowed and not name.startswith(("graphsvc.domain", *own))
+    }
+    assert not bad, f"{path.relative_to(PACKAGE)} imports {sorted(bad)}"
 
 
 def test_only_the_store_imports_the_neo4j_driver() -> None:

@@ -27,8 +27,8 @@ import pytest
 from graphsvc.config import AuthSettings, EmbeddingsSettings, ExtractionSettings, Settings
 from graphsvc.domain.models import RESERVED_PROPS, RememberInput
 from graphsvc.domain.reserved import ENTITY_LABELS, NAMES, RELATION_KEYS
+from graphsvc.exports.importer import ExportRejected
 from graphsvc.services.access import READ, WRITE, AccessService
-from graphsvc.services.import_export import ExportRejected
 from graphsvc.services.index.term_fold import fold
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore

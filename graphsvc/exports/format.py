@@ -25,11 +25,11 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
     StrictFloat,
-    StrictInt,
     StrictStr,
     TypeAdapter,
 )
@@ -47,6 +47,8 @@ MEMORY_CARRIED = frozenset(
 )
 # Properties the importing server derives itself (from the envelope, its graph name, its own worker):
 # an export made before this list existed carries them; an import reads them never (nor writes them).
+# An export now carries one of them, `extractedWith` (the extractor that read the memory's text): the
+# audit derives the memory's extracted edges again with it (exports/extracted.py).
 MEMORY_DERIVED = frozenset(
     {
         "title",
@@ -94,15 +96,18 @@ StoredInstant = Annotated[
 
 
 # Stored properties outside the hashed envelope (contentKey, title, ...): what a Neo4j property holds.
+def _no_int(value: object) -> object:
+    if isinstance(value, int):
+        raise ValueError("an integer is not taken as a float")  # it would be imported as another value
+    return value
+
+
+# What a Neo4j property holds: an integer of 64 bits (a larger one passed every rule and failed the
+# import's write), a float written as one.
+Int64 = Annotated[int, Field(strict=True, ge=-(2**63), le=2**63 - 1)]
+Float = Annotated[StrictFloat, BeforeValidator(_no_int)]
 PropValue = (
-    StrictStr
-    | StrictBool
-    | StrictInt
-    | StrictFloat
-    | list[StrictStr]
-    | list[StrictBool]
-    | list[StrictInt]
-    | list[StrictFloat]
+    StrictStr | StrictBool | Int64 | Float | list[StrictStr] | list[StrictBool] | list[Int64] | list[Float]
 )
 Props = dict[Annotated[str, Field(pattern=PROP_KEY)], PropValue]
 
@@ -248,7 +253,8 @@ class MemoryLine(_Line):
     props: Props = Field(
         description="Its other stored properties (contentKey, title, ...), not hashed; among them its "
         "provenance when known: writerToken (the id of the token it was written with) and writerClient "
-        "(the MCP client's name/version)"
+        "(the MCP client's name/version); and extractedWith, the extractor that read its text (absent: not "
+        "read when exported), with which an audit derives its extracted edges again"
     )
 
 
@@ -308,7 +314,7 @@ def seal(body: list[bytes]) -> list[bytes]:
 
 
 def json_schema() -> str:
-    """The committed contracts/export.schema.json: `python -m graphsvc.domain.export > FILE`."""
+    """The committed contracts/export.schema.json: `python -m graphsvc.exports.format > FILE`."""
     schema = LINE.json_schema(by_alias=True)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -4,7 +4,7 @@ the rules below share the pass's state and read best side by side.
 
 Each problem is a Finding: the line, a rule name and one sentence. The rules:
 
-    json        the line is not one strict JSON object ending with LF (domain/export_lines.py: UTF-8, no
+    json        the line is not one strict JSON object ending with LF (exports/lines.py: UTF-8, no
                 CR, no blank line, at most MAX_LINE bytes, each key once, finite numbers)
     schema      the line is not a record of graphsvc.export/v1 (contracts/export.schema.json)
     order       a record out of its section or its order (batches and memories by seq, entities and
@@ -14,16 +14,19 @@ Each problem is a Finding: the line, a rule name and one sentence. The rules:
     chain       a batch of another chain or contract than the header's
     hash        a memory's envelope does not hash to its hash, or is of another id
     batch       a memory or tombstone names a batch the export does not list
-    proof       a Merkle proof does not fold the leaf of (id, hash) to its batch's root
+    proof       a Merkle proof does not fold the leaf of (id, hash) to its batch's root, or a memory
+                of no batch carries one
     link        a batch's prevRoot is not the root of the export's batch before it (same graph tag)
     members     a batch's leaf count differs from the members the export holds of it
     position    a position of the remember order is neither a memory, a tombstone nor one the header
                 says was forgotten before it was anchored (`forgottenUnanchored`)
-    forget, manifest  (export_manifest.py) a forget record or a batch's manifest is not as anchored
+    time        a memory created, or one forgotten, after the header's `exportedAt`
+    forget, manifest  (manifests.py) a forget record or a batch's manifest is not as anchored
     reserved    a property an import does not take from a file (a memory's `graph`, an entity's, a
-                relation's `id`...): the importing server sets or derives it (domain/export.py's lists)
+                relation's `id`...): the importing server sets or derives it (exports/format.py's lists)
     truncated   no trailer: the file ends early
     trailer     the trailer's line count, digest or counts differ from the lines before it
+    extracted   (extracted.py) a memory's extracted edges are not what its extractor finds in its text
 """
 
 from __future__ import annotations
@@ -31,11 +34,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
 
-from graphsvc.domain.export import (
+from graphsvc.domain.hashing import envelope_hash
+from graphsvc.domain.merkle import memory_leaf, verify
+from graphsvc.domain.render import plural
+from graphsvc.exports.extracted import Extract, Extracted
+from graphsvc.exports.findings import BatchSeen, Findings, inert
+from graphsvc.exports.format import (
     ENTITY_DERIVED,
     LINE,
     MEMORY_CARRIED,
@@ -53,15 +62,12 @@ from graphsvc.domain.export import (
     Trailer,
     carried_data,
 )
-from graphsvc.domain.export_findings import BatchSeen, Finding, inert
-from graphsvc.domain.export_lines import Unreadable, parse
-from graphsvc.domain.export_manifest import Manifests
-from graphsvc.domain.export_shape import Shape, key
-from graphsvc.domain.hashing import envelope_hash
-from graphsvc.domain.merkle import memory_leaf, verify
-from graphsvc.domain.render import plural
+from graphsvc.exports.lines import Unreadable, parse
+from graphsvc.exports.manifests import Manifests
+from graphsvc.exports.shape import Shape, key
 
 MAX_POSITIONS = 1_000_000_000  # a bitmap of this many positions is 125 MB
+UNREADABLE = frozenset({"json", "schema"})  # a line that is not a record of the format: unreadable
 
 
 @dataclass
@@ -70,8 +76,9 @@ class Checked:
 
     header: Header | None = None
     batches: dict[str, BatchSeen] = field(default_factory=dict[str, BatchSeen])
-    findings: list[Finding] = field(default_factory=list[Finding])
+    findings: Findings = field(default_factory=Findings)
     lines: int = 0
+    unreadable: int = 0  # lines that are not a record of the format (json, schema)
     memories: int = 0
     hashed: int = 0  # memories whose envelope hashes to their hash
     proofs: int = 0  # members whose proof folds to their batch's root
@@ -79,7 +86,8 @@ class Checked:
     tombstones: int = 0
     entities: int = 0
     relations: int = 0
-    extracted: int = 0  # extracted edges (not hashed): counted apart
+    extracted: int = 0  # extracted edges (not hashed): derived again where the extractor is here
+    extraction: Extracted | None = None  # what was derived again, and what could not be
     manifests: int = 0  # batches whose manifest folds to their root
     positions_bound: int = 0  # memories whose position a manifest binds
     forgets: int = 0  # tombstones with an anchored forget record
@@ -92,7 +100,7 @@ class Checked:
         return not self.findings
 
     def rules(self) -> set[str]:
-        return {f.rule for f in self.findings}
+        return self.findings.rules
 
     def counts(self) -> dict[str, int]:
         """The records read, as a trailer counts them."""
@@ -108,7 +116,7 @@ class Checked:
 class _Pass:
     """One pass over the lines; `feed` each, then `finish`."""
 
-    def __init__(self) -> None:
+    def __init__(self, extractors: Mapping[str, Extract]) -> None:
         self.out = Checked()
         self._section = -1
         self._digest = hashlib.sha256()
@@ -118,15 +126,24 @@ class _Pass:
         self._last_batch_seq = -1
         self._ids: set[int] = set()
         self.shape = Shape(self._find, inert)
+        self.extraction = self.out.extraction = Extracted(self._find, inert, extractors)
         self.manifests = Manifests(self._find, inert, self.out.batches)
         self._seen: bytearray = bytearray()
         self._chained_tail: str | None = None  # root of the last batch on the header's tag
 
-    def _find(self, line: int | None, rule: str, text: str) -> None:
-        self.out.findings.append(Finding(line, rule, text))
+    def _find(self, line: int | None, rule: str, text: str | Callable[[], str], times: int = 1) -> None:
+        self.out.findings.add(line, rule, text, times)
+        if rule in UNREADABLE:
+            self.out.unreadable += times
 
     def feed(self, number: int, raw: bytes) -> Line | None:
-        """Check one line; returns the parsed record, or None when it cannot be read."""
+        """Check one line (or a run of empty lines, `raw` all line feeds: one finding a line, found at
+        once); returns the parsed record, or None when it cannot be read."""
+        if len(raw) > 1 and not raw.strip(b"\n"):
+            self._digest.update(raw)
+            self.out.lines = number + len(raw) - 1
+            self._find(number, "json", "an empty line: an export has none", len(raw))
+            return None
         record = self._parse(number, raw)
         if not isinstance(record, Trailer):  # an unreadable line is a line before the trailer too
             self._digest.update(raw)
@@ -149,9 +166,7 @@ class _Pass:
         try:
             return LINE.validate_python(data)
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            self._find(number, "schema", f"{inert(where)}: {inert(first['msg'])}")
+            self._find(number, "schema", partial(_first_error, e, "line"))
             return None
 
     def _place(self, number: int, record: Line) -> None:
@@ -248,6 +263,7 @@ class _Pass:
         self._last_entity = entity.id
         self.out.entities += 1
         self.shape.entity(number, entity)
+        self.extraction.entity(entity)
         props = entity.props
 
         def allowed(name: str) -> bool:  # `source`: only extraction made it
@@ -285,15 +301,14 @@ class _Pass:
             self._find(number, "order", f"memory at position {memory.seq} after position {self._last_seq}")
         self._last_seq = memory.seq
         self.shape.memory(number, memory, self._ids)  # the memories before it: SUPERSEDES goes back
+        self.extraction.memory(number, memory)
         self._unique(number, memory.id)
         self._position(number, memory.seq, f"memory {inert(memory.id)}")
         self._reserved(number, f"memory {inert(memory.id)}", memory.props, _memory_prop(memory.props))
         try:
             Envelope.model_validate(memory.envelope)
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            self._find(number, "schema", f"envelope.{inert(where)}: {inert(first['msg'])}")
+            self._find(number, "schema", partial(_first_error, e, "", "envelope."))
         header = self.out.header
         if header is not None and memory.envelope.get("graph") != header.graph:
             self._find(
@@ -320,10 +335,25 @@ class _Pass:
                 )
             else:
                 self.out.hashed += 1
+        self._dated(number, f"memory {inert(memory.id)} was created", memory.envelope.get("createdAt"))
         if memory.batch is not None:
             self.out.anchored += 1
             self._member(number, memory.id, memory.hash, memory.batch, memory.proof)
             self.manifests.member(memory.batch, memory.seq, memory.id, memory=True)
+        elif memory.proof:
+            self._find(
+                number, "proof", f"memory {inert(memory.id)} is not anchored (no batch), yet carries a proof"
+            )
+
+    def _dated(self, number: int, what: str, instant: object) -> None:
+        """An instant of the file's content is no later than the file says it was made."""
+        header = self.out.header
+        if header is not None and isinstance(instant, str) and instant > header.exportedAt:
+            self._find(
+                number,
+                "time",
+                f"{what} at {inert(instant)}, after the file says it was made ({header.exportedAt})",
+            )
 
     def _tombstone(self, number: int, tombstone: TombstoneLine) -> None:
         self.out.tombstones += 1
@@ -334,6 +364,7 @@ class _Pass:
         if tombstone.seq is not None:
             self._position(number, tombstone.seq, f"tombstone {inert(tombstone.id)}")
         self._member(number, tombstone.id, tombstone.hash, tombstone.batch, tombstone.proof)
+        self._dated(number, f"memory {inert(tombstone.id)} was forgotten", tombstone.forgottenAt)
         if self.out.header is not None:
             self.manifests.tombstone(number, self.out.header.graph, tombstone)
 
@@ -417,6 +448,14 @@ class _Pass:
             self._find(None, "position", f"… {self.out.positions_missing - 20:,} more positions missing")
 
 
+def _first_error(error: ValidationError, whole: str, within: str = "") -> str:
+    """`where: what` of a validation error's first problem (`whole`: where, when it is the value;
+    `within`: what the place is in)."""
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or whole
+    return f"{within}{inert(where)}: {inert(first['msg'])}"
+
+
 def _counted(counts: dict[str, int]) -> str:
     return ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
 
@@ -437,12 +476,17 @@ def _memory_prop(props: Mapping[str, object]) -> Callable[[str], bool]:
     return allowed
 
 
-def check_lines(lines: Iterable[bytes], visit: Any = None) -> Checked:
-    """Run every file rule over `lines` (a binary file's lines: export_lines.bounded_lines of a file);
-    `visit(number, record)` sees each record that could be read."""
-    checker = _Pass()
-    for number, raw in enumerate(lines, 1):
-        record = checker.feed(number, raw)
+def check_lines(
+    lines: Iterable[bytes], visit: Any = None, extractors: Mapping[str, Extract] | None = None
+) -> Checked:
+    """Run every file rule over `lines` (a binary file's lines: lines.bounded_lines of a file);
+    `visit(number, record)` sees each record that could be read; `extractors` (by `<name>/<version>`)
+    derive extracted edges again (none: each memory's are counted as not derived)."""
+    checker = _Pass(extractors or {})
+    number = 0
+    for raw in lines:
+        first, number = number + 1, number + (len(raw) if raw[:1] == b"\n" else 1)  # a run of LFs: lines
+        record = checker.feed(first, raw)
         if visit is not None and record is not None:
-            visit(number, record)
+            visit(first, record)
     return checker.finish()

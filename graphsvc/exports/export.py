@@ -1,4 +1,4 @@
-"""Export a graph as `graphsvc.export/v1` JSON lines (domain/export.py), streamed page by page.
+"""Export a graph as `graphsvc.export/v1` JSON lines (exports/format.py), streamed page by page.
 
 Memory use is bounded by a page, whatever the graph's size: memories are read in remember order with
 keyset pagination on the (graph, seq) index, entities and tombstones by id. The export is of the graph
@@ -15,7 +15,10 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from graphsvc.domain.export import (
+from graphsvc.domain.hashing import format_timestamp, stored_envelope
+from graphsvc.domain.merkle import unpack_proof
+from graphsvc.errors import Conflict, NotFound
+from graphsvc.exports.format import (
     MEMORY_CARRIED,
     RELATION_RESERVED,
     BatchLine,
@@ -31,9 +34,6 @@ from graphsvc.domain.export import (
     Trailer,
     dump,
 )
-from graphsvc.domain.hashing import format_timestamp, stored_envelope
-from graphsvc.domain.merkle import unpack_proof
-from graphsvc.errors import Conflict, NotFound
 from graphsvc.services.ports import Reader, Row
 
 PAGE = 1000
@@ -197,6 +197,17 @@ class Exporter:
             after = rows[-1]["tombstone"]["id"]
 
 
+async def graph_tag(store: Reader, graph: str) -> str | None:
+    """The graph's tag (what an auditor pins: `graphsvc audit --graph-tag`); None before its first batch."""
+    rows = await store.run("export/graph_tag", graph=graph)
+    return rows[0]["graphTag"] if rows else None
+
+
+def _read_with(extractor: str | None) -> list[tuple[str, str]]:
+    """`extractedWith`, what read the memory's text: its extracted edges are derived again with it."""
+    return [("extractedWith", extractor)] if extractor else []
+
+
 def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
     m = row["memory"]
     anchored = row["batch"] if row["batch"] in on_chain else None
@@ -213,5 +224,5 @@ def _memory_line(row: Row, on_chain: set[str]) -> MemoryLine:
         batch=anchored,
         proof=_hexes(row["proof"]) if anchored else [],
         edges=edges,
-        props=dict(sorted((k, v) for k, v in row["props"])),
+        props=dict(sorted([*((k, v) for k, v in row["props"]), *_read_with(row["extractedWith"])])),
     )

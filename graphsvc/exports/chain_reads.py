@@ -4,7 +4,8 @@ to a trust root the auditor brings, never to the file alone.
 
     chain     the RPC serves the export's chain id; the contract has code
     anchored  every batch's root is anchored with the export's block, leaf count and batch number
-    link      a batch's place in its graph's list on chain is the export's (graph tag, previous root)
+    link      a batch's place in its graph's list on chain is the export's (graph tag, previous root); a
+              batch the file says predates chained roots names no tag on chain
     receipt   every batch's transaction succeeded in its block and logged RootAnchored for its root
     pin       a trust root you brought disagrees with the file or with another (a graph tag pinned, a
               root or bundle you hold, the bundle's contract or graph)
@@ -29,9 +30,10 @@ from typing import Literal
 from eth_abi.abi import decode, encode
 from eth_utils.crypto import keccak
 
-from graphsvc.domain.export_check import BatchSeen, Checked, Finding, inert
 from graphsvc.domain.proof import ProofBundle
 from graphsvc.domain.render import plural
+from graphsvc.exports.checks import BatchSeen, Checked, inert
+from graphsvc.exports.findings import Findings
 from graphsvc.verifier import RpcCall, RpcError, inclusion
 
 LINK_OF = keccak(text="linkOf(bytes32)")[:4]
@@ -77,15 +79,16 @@ class TrustRoot:
 
 @dataclass
 class ChainAudit:
-    findings: list[Finding] = field(default_factory=list[Finding])
+    findings: Findings = field(default_factory=Findings)
     checks: list[tuple[str, bool | None, str]] = field(default_factory=list[tuple[str, bool | None, str]])
     notes: list[str] = field(default_factory=list[str])
     trust: list[TrustRoot] = field(default_factory=list[TrustRoot])
     roots_ok: bool = False  # every batch on chain as the export says (and its receipt)
+    later: int = 0  # batches of the walked list anchored after the file was made
     complete: bool | None = None  # None: not bound to a trust root of yours
 
     def find(self, line: int | None, rule: str, text: str) -> None:
-        self.findings.append(Finding(line, rule, text))
+        self.findings.add(line, rule, text)
 
 
 @dataclass(frozen=True)
@@ -212,11 +215,11 @@ def _problem(
 def _roots(out: ChainAudit, checked: Checked, chain: Chain) -> dict[str, Link]:
     """Every batch on chain as the export says, with its receipt."""
     links: dict[str, Link] = {}
-    before = len(out.findings)
+    before = out.findings.count
     for root, seen in checked.batches.items():
         link = links[root] = chain.link_of(root)
         _root(out, chain, seen, link)
-    out.roots_ok = len(out.findings) == before
+    out.roots_ok = out.findings.count == before
     n = len(checked.batches)
     out.checks.append(
         (
@@ -245,12 +248,12 @@ def _root(out: ChainAudit, chain: Chain, seen: BatchSeen, link: Link) -> None:
             f"in block {link.block}; the export says batch {b.seq} of {plural(b.count, 'leaf', 'leaves')} "
             f"in block {b.blockNumber}",
         )
-    elif b.graphTag is not None and (link.graph_tag, link.prev_root) != (b.graphTag, b.prevRoot):
+    elif (link.graph_tag, link.prev_root) != (b.graphTag or ZERO, b.prevRoot or ZERO):
+        said = f"tag {b.graphTag} after {b.prevRoot}" if b.graphTag else "it predates chained roots"
         out.find(
             seen.line,
             "link",
-            f"on chain batch {b.root} is on tag {link.graph_tag} after {link.prev_root}; "
-            f"the export says tag {b.graphTag} after {b.prevRoot}",
+            f"on chain batch {b.root} is on tag {link.graph_tag} after {link.prev_root}; the export says {said}",
         )
     else:
         found = inclusion(chain.call, b.txHash, chain.address, b.root, b.blockNumber)
@@ -314,7 +317,7 @@ def _bind(out: ChainAudit, checked: Checked, chain: Chain, pins: Pins, links: di
             f"{plural(legacy, 'batch was', 'batches were')} anchored before chained roots: on chain, but the "
             "chain cannot list them"
         )
-    before = len(out.findings)
+    before = out.findings.count
     tag = _tag(out, checked, chain, pins, links)
     walked_tag = tag.value if tag else header.graphTag
     if walked_tag is None:
@@ -323,7 +326,7 @@ def _bind(out: ChainAudit, checked: Checked, chain: Chain, pins: Pins, links: di
     out.trust.append(tag or TrustRoot("graph tag", walked_tag, "file"))
     walked = _walk(chain, walked_tag, links)
     _compare(out, checked, walked)
-    ok = len(out.findings) == before
+    ok = out.findings.count == before
     listed = f"the chain lists {plural(len(walked), 'batch', 'batches')} for graph tag {walked_tag[:10]}…"
     if tag is None:
         out.checks.append(
@@ -376,6 +379,7 @@ def _compare(out: ChainAudit, checked: Checked, walked: Iterable[tuple[str, Link
         if root in checked.batches:
             continue
         if link.anchored_at * 1000 > exported_at:
+            out.later += 1
             out.notes.append(
                 f"batch {root} (position {link.position} of the graph on chain) was anchored after the export was made"
             )

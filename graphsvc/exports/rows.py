@@ -1,7 +1,7 @@
 """What an import writes of each record: built from an allow-list, never from the file's keys.
 
 A memory's node gets its envelope's fields, its hash and position, the properties an export carries
-(domain/export.py's MEMORY_CARRIED: who wrote it, what store_event recorded, its `data`) and the
+(exports/format.py's MEMORY_CARRIED: who wrote it, what store_event recorded, its `data`) and the
 properties this server derives itself, as remember would: its title, content key, graph key and times.
 Nothing else of the file reaches a node: not a `graph` (the statement sets it last, from the header),
 not an embedding or its model, not what the extractor did. An entity gets its id, label and name, its
@@ -15,12 +15,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from graphsvc.domain.export import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
 from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key
 from graphsvc.domain.merkle import pack_proof
 from graphsvc.domain.render import clip
 from graphsvc.domain.spans import parse_occurred
+from graphsvc.exports.format import MEMORY_CARRIED, Edge, EntityLine, MemoryLine, RelationLine, carried_data
 from graphsvc.services.drafts import TITLE_WIDTH
 from graphsvc.services.index.keywords import graph_key
 from graphsvc.services.index.times import stamp

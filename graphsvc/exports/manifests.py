@@ -1,4 +1,4 @@
-"""Forget records and manifests in an export (part of export_check's pass; domain/manifest.py says
+"""Forget records and manifests in an export (part of checks.py's pass; domain/manifest.py says
 what they are).
 
     forget      a tombstone's forget record does not fold to the batch it names, or that batch is not
@@ -9,7 +9,7 @@ what they are).
                 anchored
 
 A batch's members are its memories and tombstones, the forget records it holds and its manifest: the
-leaf count on chain counts them all (export_check's `members`). Memory is bounded by the anchored
+leaf count on chain counts them all (checks.py's `members`). Memory is bounded by the anchored
 members' positions and ids, held until the end of the file.
 """
 
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphsvc.domain.export import TombstoneLine
-from graphsvc.domain.export_findings import BatchSeen, Find, Shown
 from graphsvc.domain.manifest import forget_leaf, manifest_leaf
 from graphsvc.domain.merkle import verify
+from graphsvc.exports.findings import BatchSeen, Find, Shown
+from graphsvc.exports.format import TombstoneLine
 
 
 def _folds(root: str, leaf: bytes, proof: list[str]) -> bool:

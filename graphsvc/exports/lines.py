@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 MAX_LINE = 8_000_000
+MAX_RUN = 1 << 20  # empty lines read as one item: a flood of line feeds costs no time per line
 MAX_DIGITS = 20  # an integer of the format is at most 2**64 - 1
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # an escaped UTF-16 surrogate (paired or lone)
 
@@ -27,12 +28,29 @@ class Unreadable(ValueError):
 
 def bounded_lines(source: IO[bytes]) -> Iterator[bytes]:
     """The lines of a binary file, each cut to MAX_LINE + 1 bytes (the rest of a longer line skipped):
-    what `parse` then refuses by its length, without reading it into memory."""
+    what `parse` then refuses by its length, without reading it into memory. From a buffered file, a
+    run of empty lines comes as one item of up to MAX_RUN line feeds, each a line (what
+    checks.check_lines counts so)."""
+    peek: Callable[[int], bytes] | None = getattr(source, "peek", None)
     while line := source.readline(MAX_LINE + 1):
         if len(line) > MAX_LINE and not line.endswith(b"\n"):
             while (rest := source.readline(MAX_LINE)) and not rest.endswith(b"\n"):
                 pass
+        elif line == b"\n" and peek is not None:
+            line += _line_feeds(source, peek)
         yield line
+
+
+def _line_feeds(source: IO[bytes], peek: Callable[[int], bytes]) -> bytes:
+    """The line feeds next in `source`, read (fewer than MAX_RUN)."""
+    count = 0
+    while ahead := peek(1)[: MAX_RUN - 1 - count]:  # peek gives what is buffered, maybe more than 1
+        feeds = len(ahead) - len(ahead.lstrip(b"\n"))
+        source.read(feeds)
+        count += feeds
+        if feeds < len(ahead) or not feeds:
+            break
+    return b"\n" * count
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -61,6 +79,12 @@ def _int(text: str) -> int:
     return int(text)
 
 
+_JSON_STARTS = frozenset(b'{["-0123456789tfnNI \t\r')  # what a JSON text may start with (or NaN)
+_DECODER = json.JSONDecoder(  # made once: making one a line was a third of a flood's time
+    object_pairs_hook=_unique_keys, parse_constant=_constant, parse_float=_float, parse_int=_int
+)
+
+
 def parse(raw: bytes) -> Any:
     """The JSON value of one line.
 
@@ -75,18 +99,14 @@ def parse(raw: bytes) -> Any:
         raise Unreadable("the line ends with CR LF: an export's lines end with LF alone")
     if not raw.strip():
         raise Unreadable("an empty line: an export has none")
+    if raw[0] not in _JSON_STARTS:  # a flood of garbage lines refused without a parser each
+        raise Unreadable("not JSON (JSONDecodeError)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise Unreadable("not UTF-8") from None
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_unique_keys,
-            parse_constant=_constant,
-            parse_float=_float,
-            parse_int=_int,
-        )
+        value = _DECODER.decode(text)  # a byte-order mark is not JSON to it either
     except Unreadable:
         raise
     except (json.JSONDecodeError, RecursionError, ValueError) as e:

@@ -1,17 +1,18 @@
-"""The graph's shape in an export, held to what is hashed where it can be (part of export_check's pass).
+"""The graph's shape in an export, held to what is hashed where it can be (part of checks.py's pass).
 
     entity      an entity's id is not `label:name`
     edge        a memory's agent-given MENTIONS edges are not its envelope's `entities` (one each), or
                 its SUPERSEDES edges not the memories of its envelope's `supersedes` that the export
-                holds; an edge goes to an entity or memory with no line; an extracted edge is not a
-                MENTIONS naming its extractor
+                holds; another edge of it (an event's typed link: REINFORCES, ...) does not go to a
+                context (`Context:…`) its envelope names; an edge goes to an entity or memory with no
+                line; an extracted edge is not a MENTIONS naming its extractor
     relation    a relation goes to an entity with no line
     duplicate   (here) an edge or relation id seen before, or two relations of one type between one pair
 
 Agent-given edges (`source` "agent", or none: written before edges said) are checked against the
-envelope; extracted ones (`source` "extracted") are counted apart: re-derivable, never hashed. Other
-memory edges (store_event's REINFORCES, ...) and every relation between entities are not hashed: only
-their ends are checked. Memory is bounded by the graph's entities and edge ids (8 bytes each).
+envelope; extracted ones (`source` "extracted") are counted apart: re-derivable, never hashed. An
+event's typed links (store_event's REINFORCES, ...) reach contexts its envelope names: the context is
+bound, the link's type is not. Relations between entities are not hashed: only their ends are checked. Memory is bounded by the graph's entities and edge ids (8 bytes each).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from graphsvc.domain.export import EntityLine, MemoryLine, RelationLine
-from graphsvc.domain.export_findings import Find, Shown
+from graphsvc.exports.findings import Find, Shown
+from graphsvc.exports.format import EntityLine, MemoryLine, RelationLine
 
 
 def key(text: str) -> int:
@@ -92,6 +93,14 @@ class Shape:
                 )
         mentions = sorted(e.to for e in agent if e.rel == "MENTIONS")
         hashed = sorted(set(_strings(envelope.get("entities"))))
+        for link in (e for e in agent if e.rel not in ("MENTIONS", "SUPERSEDES")):
+            if not link.to.startswith("Context:") or link.to not in hashed:
+                self.find(
+                    number,
+                    "edge",
+                    f"memory {name}: its {link.rel} link goes to {self.shown(link.to)!r}, not to a context "
+                    "its hashed envelope names",
+                )
         if mentions != hashed:
             self.find(
                 number,
