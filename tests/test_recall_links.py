@@ -120,8 +120,8 @@ async def test_mine_walks_only_the_callers_links_agent_only_agent_given_ones_all
     assert ids["planted"] not in {m.id for m in (await _recall(bridged, graph, "mine")).memories}
 
 
-async def test_links_default_to_all_and_refuse_other_values() -> None:
-    assert RecallInput(query="x").links == "all"
+async def test_links_default_to_the_servers_and_refuse_other_values() -> None:
+    assert RecallInput(query="x").links is None  # the server's: RecallConfig.links
     with pytest.raises(ValueError):
         RecallInput.model_validate({"query": "x", "links": "theirs"})
 

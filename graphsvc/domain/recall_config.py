@@ -13,6 +13,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from graphsvc.domain.models.recall import Links
+
 
 class Calibration(BaseModel):
     """How one model's cosines read as meaning: at or below `floor` nothing, from `ceiling` on a
@@ -78,6 +80,13 @@ class RecallConfig(BaseModel):
         default=100, ge=1, le=10_000, description="how many the vector index is asked for (approximate)"
     )
     time_seeds: int = Field(default=50, ge=0, le=1000, description="memories of the window taken")
+    # ---- whose edges rank, for a request that does not name its `links` (docs/recall.md, *Whose links*)
+    links: Links = Field(
+        default="all", description="the edges recall's walk follows when a request names none (bench: Links)"
+    )
+    bridge_links: Links = Field(
+        default="all", description="the edges the second pass follows when a request names none (bench: Links)"
+    )
     # ---- the second pass through bridges (services/recall/bridges.py)
     bridge_from: int = Field(
         default=5, ge=0, le=50, description="the first pass's best memories the second starts from (0: none)"

@@ -56,10 +56,11 @@ class RecallInput(ContractInput):
     limit: int = Field(default=10, ge=1, le=50)
     asOf: Instant | None = Field(default=None, description="Return what was valid then (default: now)")
     history: bool = Field(default=False, description="Also return superseded and expired memories")
-    links: Links = Field(
-        default="all",
-        description="Which edges the walk follows: all (default), agent (agent-given ones only, not "
-        "those extraction read from the text), mine (agent-given ones written with your own token)",
+    links: Links | None = Field(
+        default=None,
+        description="Which edges the walk follows: all, agent (agent-given ones only, not those "
+        "extraction read from the text), mine (agent-given ones written with your own token); "
+        "default: the server's (docs/recall.md, *Whose links*)",
     )
     from_: When | None = Field(
         default=None,

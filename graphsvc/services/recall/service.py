@@ -100,7 +100,8 @@ class RecallService:
         start += [hit.node for hit in hits.rows]
         start += [node for node in nearest if node.id not in text]
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
-        edges = EdgeFilter(req.links, provenance.caller_token())
+        token = provenance.caller_token()
+        edges = EdgeFilter(req.links or config.links, token)
         similar_ids = [hit.node.id for hit in hits.rows[: config.similar_hits]] + [n.id for n in nearest]
         (context, validity), similar = await asyncio.gather(
             self._walk(req.graph, start, req.hops, edges), self._similarities(req.graph, vector, similar_ids)
@@ -133,7 +134,8 @@ class RecallService:
         # A question that names a time is answered by the time: bridges would bring memories of others.
         if config.bridge_from and req.hops >= 1 and reading.window is None and found:
             first = [i for _, _, i in ranked(found, config, list(text), calibration)[: config.bridge_from]]
-            read = await bridges.fetch(self._store, req.graph, first, named, edges, config.bridge_max_degree)
+            through = EdgeFilter(req.links or config.bridge_links, token)
+            read = await bridges.fetch(self._store, req.graph, first, named, through, config.bridge_max_degree)
             bridged = bridges.scored(read, first)
             if bridged:
                 reached = bridges.depths(read, {i: context.nodes[i].depth for i in first})
