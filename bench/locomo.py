@@ -239,6 +239,7 @@ async def run(
                 assert not result.is_error, result.content
                 by_memory[result.structured_content["id"]] = dia_id
             questions = [qa for qa in sample["qa"] if qa.get("evidence")]
+            print(f"{sample['sample_id']}: {len(by_memory)} turns remembered", file=sys.stderr, flush=True)
 
             if AT_ONCE in runs:
                 runs[AT_ONCE] += [

@@ -120,6 +120,24 @@ async def test_mine_walks_only_the_callers_links_agent_only_agent_given_ones_all
     assert ids["planted"] not in {m.id for m in (await _recall(bridged, graph, "mine")).memories}
 
 
+async def test_a_request_that_names_no_links_walks_the_servers_and_one_that_names_them_its_own(
+    store: GraphStore, extraction: ExtractionService, graph: str
+) -> None:
+    ids = await _planted(MemoryService(store, extraction=extraction), graph)
+    for _ in range(100):
+        if not await extraction.extract_pending():
+            break
+    asked = RecallInput(query=ASKED, hops=1, limit=50, graph=graph)
+    for links in ("agent", "all"):
+        memory = MemoryService(store, recall=RecallConfig(links=links, bridge_from=0))
+        walked = _walked(await memory.recall(asked))
+        assert (ids["extracted"] in walked) == (links == "all")
+        assert ids["budget"] in walked
+        other = "all" if links == "agent" else "agent"
+        named = _walked(await memory.recall(asked.model_copy(update={"links": other})))
+        assert (ids["extracted"] in named) == (other == "all")
+
+
 async def test_links_default_to_the_servers_and_refuse_other_values() -> None:
     assert RecallInput(query="x").links is None  # the server's: RecallConfig.links
     with pytest.raises(ValueError):

@@ -29,12 +29,16 @@ WHERE (x:Memory OR x:Entity) AND coalesce(x.graph, '') = $graph AND NOT x.id IN 
        AND ($links = 'agent' OR coalesce(r.writerToken, '') = coalesce($token, ''))))
 WITH n, r, x
 LIMIT $rows
+// Each node's degree once, however many frontier nodes reach it. Over every edge it is the node's own
+// count (no edge read); over the edges `links` keeps, each edge is read, so a hub counts up to 1,000
+// (1 / degree, the walk's damping, is then 0.001 at most: the same to the score's fourth decimal).
+WITH x, collect({frontier: n.id, edgeId: r.id, type: type(r), outgoing: startNode(r) = n}) AS edges
+WITH x, edges,
+     CASE WHEN $links = 'all' THEN COUNT { (x)--() }
+     ELSE COUNT { MATCH (x)-[e]-() WHERE coalesce(e.source, 'agent') = 'agent'
+                  AND ($links = 'agent' OR coalesce(e.writerToken, '') = coalesce($token, ''))
+                  RETURN e LIMIT 1000 } END AS degree
+UNWIND edges AS edge
 // One row holding a list: the Python driver decodes that several times faster than one row each.
 // Only what the walk needs (an entity's name, no memory text): callers fetch the nodes they show.
-RETURN collect({
-  frontier: n.id, edgeId: r.id, type: type(r), outgoing: startNode(r) = n,
-  id: x.id, label: coalesce(x.label, 'Memory'), text: x.name,
-  degree: CASE WHEN $links = 'all' THEN COUNT { (x)--() }
-          ELSE COUNT { (x)-[e]-() WHERE coalesce(e.source, 'agent') = 'agent'
-                       AND ($links = 'agent' OR coalesce(e.writerToken, '') = coalesce($token, '')) } END
-}) AS rows
+RETURN collect(edge {.*, id: x.id, label: coalesce(x.label, 'Memory'), text: x.name, degree: degree}) AS rows
