@@ -38,6 +38,7 @@ from graphsvc.rest import routes
 from graphsvc.services import background
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.at_write import Freshness
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.export import Exporter
 from graphsvc.services.extraction import ExtractionService
@@ -118,7 +119,9 @@ class Services:
     workers: dict[str, Worker] = field(default_factory=dict[str, Worker])
 
     @classmethod
-    def build(cls, settings: Settings, observe: Observer | None = None) -> Services:
+    def build(
+        cls, settings: Settings, observe: Observer | None = None, freshness: Freshness | None = None
+    ) -> Services:
         neo = settings.neo4j
         deadline = settings.deadline_s
         driver = create_driver(
@@ -142,7 +145,13 @@ class Services:
         embeddings = build_embeddings(settings.embeddings, store, settings.cache_dir)
         extraction = build_extraction(settings.extraction, store)
         memory = MemoryService(
-            store, embeddings=embeddings, deadline_s=deadline, recall=settings.recall, extraction=extraction
+            store,
+            embeddings=embeddings,
+            deadline_s=deadline,
+            recall=settings.recall,
+            extraction=extraction,
+            write_budget_s=settings.write_budget_s,
+            freshness=freshness,
         )
         locus = LocusService(memory, store)
         services = cls(store, memory, anchoring, chain, access, locus, settings, embeddings, extraction)
@@ -290,7 +299,7 @@ HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     metrics = Metrics()
-    services = Services.build(settings, observe=metrics.statement)
+    services = Services.build(settings, observe=metrics.statement, freshness=metrics)
     metrics.anchoring = services.anchoring.state
     # Each background worker's backlog, read at every scrape.
     metrics.backlogs["term_stats"] = services.memory.folder.backlog

@@ -148,6 +148,13 @@ class Settings(BaseSettings):
     deadline_s: float = Field(
         default=10, gt=0, description="How long a request waits for Neo4j or the chain before a 503"
     )
+    write_budget_s: float = Field(
+        default=1.0,
+        ge=0,
+        description="How long a remember (store_event, a small batch) waits, from its arrival, for its "
+        "memory's vector and links to write them with it; past it they are left to the background "
+        "workers and the receipt says pending. 0: every write leaves them to the workers",
+    )
     neo4j: Neo4jSettings = Neo4jSettings()
     http: HttpSettings = HttpSettings()
     chain: ChainSettings = ChainSettings()

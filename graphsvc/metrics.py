@@ -37,6 +37,8 @@ from prometheus_client.registry import Collector
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4  # the classic text format every Prometheus reads
 SCRAPE_TIMEOUT_S = 5.0  # well within Prometheus' default scrape timeout (10 s)
 TRANSPORTS = ("rest", "mcp-http", "mcp-sse")
+# Write-to-searchable: milliseconds on the write path, minutes behind a backlog.
+SEARCHABLE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
 log = logging.getLogger(__name__)
 disable_created_metrics()  # no `_created` series: they double the output and no dashboard here reads them
 
@@ -126,6 +128,22 @@ class Metrics:
             ["statement"],
             registry=registry,
         )
+        self.searchable_seconds = Histogram(
+            "graphsvc_searchable_seconds",
+            "Seconds from a memory's write to its vector in the index (found by meaning), by path: write "
+            "(written with the memory, from the request's arrival) or backlog (by the background worker)",
+            ["path"],
+            buckets=SEARCHABLE_BUCKETS,
+            registry=registry,
+        )
+        self.pending_receipts = Counter(
+            "graphsvc_pending_receipts",
+            "New memories of interactive writes (remember, store_event, small batches) whose receipt said "
+            "pending, by part: meaning (its vector left to the background worker: past the write's budget) "
+            "or links (extraction left to the background worker)",
+            ["part"],
+            registry=registry,
+        )
 
     def tool_call(self, tool: str, transport: str, code: str, seconds: float) -> None:
         self.tool_calls.labels(tool, transport, code).inc()
@@ -140,6 +158,14 @@ class Metrics:
 
     def statement(self, name: str, seconds: float) -> None:
         self.statement_seconds.labels(name).observe(seconds)
+
+    def searchable(self, path: str, seconds: float) -> None:
+        """`path`: "write" or "backlog"."""
+        self.searchable_seconds.labels(path).observe(seconds)
+
+    def pending(self, part: str) -> None:
+        """`part`: "meaning" or "links"."""
+        self.pending_receipts.labels(part).inc()
 
     async def scrape(self) -> bytes:
         """The text exposition, with what Neo4j holds read now (bounded by SCRAPE_TIMEOUT_S)."""

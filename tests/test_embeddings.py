@@ -54,7 +54,8 @@ def embeddings(store: GraphStore, encoder: OnnxEncoder) -> EmbeddingService:
 
 @pytest.fixture(scope="session")
 def semantic_memory(store: GraphStore, embeddings: EmbeddingService) -> MemoryService:
-    return MemoryService(store, embeddings=embeddings)
+    """Memories that wait for the embedding worker (a write's own vector: tests/test_at_write.py)."""
+    return MemoryService(store, embeddings=embeddings, write_budget_s=0)
 
 
 async def _remember(memory: MemoryService, graph: str, texts: list[str]) -> list[str]:

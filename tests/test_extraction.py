@@ -153,8 +153,8 @@ async def extraction(store: GraphStore) -> AsyncIterator[ExtractionService]:
 
 @pytest.fixture(scope="module")
 def reading(store: GraphStore, extraction: ExtractionService) -> MemoryService:
-    """Memories that wait for the extraction worker."""
-    return MemoryService(store, extraction=extraction)
+    """Memories that wait for the extraction worker (a write's own links: tests/test_at_write.py)."""
+    return MemoryService(store, extraction=extraction, write_budget_s=0)
 
 
 class NamesOnly(RulesExtractor):
@@ -533,7 +533,7 @@ async def test_a_killed_extractor_process_fails_one_step_and_the_next_starts_ano
     store: GraphStore, graph: str
 ) -> None:
     service = ExtractionService(store, RulesExtractor(), "ok")
-    memory = MemoryService(store, extraction=service)
+    memory = MemoryService(store, extraction=service, write_budget_s=0)  # the worker reads them
     try:
         await _remember(memory, graph, "Melanie painted a lake")
         await _drain(service)

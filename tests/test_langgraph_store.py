@@ -7,7 +7,9 @@ test_batch_list_namespaces_ops; from libs/checkpoint/tests/test_store.py test_li
 test_list_namespaces_pagination, test_list_namespaces_max_depth, test_cannot_put_empty_namespace.
 Not reused: the vector cases (they rank every item of a namespace by a toy embedding's distance;
 recall returns what the query finds, by keywords, meaning and time), the TTL cases (no TTL), and the
-AsyncBatchedBaseStore and InMemoryStore internals (mocks of LangGraph's own classes)."""
+AsyncBatchedBaseStore and InMemoryStore internals (mocks of LangGraph's own classes). In their place:
+an item put is found by meaning by the very next search, as LangGraph's own stores embed on put
+(issue 44), on a server with the embeddings on."""
 
 from __future__ import annotations
 
@@ -19,9 +21,11 @@ import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, Item, ListNamespacesOp, PutOp, SearchOp
 
 from graphsvc.client import Client, errors
+from graphsvc.config import AuthSettings, EmbeddingsSettings, Settings
 from graphsvc.domain.listing import ListMemoriesInput
 from graphsvc.domain.models import RememberInput
 from graphsvc.integrations.langgraph import GraphsvcStore
+from tests.conftest import _serve
 
 
 @pytest.fixture
@@ -30,6 +34,16 @@ async def store(server_url: str, graph: str) -> AsyncIterator[GraphsvcStore]:
     yield made
     made.close()
     await made.aclose()
+
+
+@pytest.fixture(scope="module")
+def meaning_url(settings: Settings) -> Iterator[str]:
+    """graphsvc with the embeddings on (the default model), its worker idle once started: what a search
+    finds by meaning right after a put, the put itself embedded."""
+    embeddings = EmbeddingsSettings(enabled=True, interval_s=3600)
+    yield from _serve(
+        settings.model_copy(update={"auth": AuthSettings(required=False), "embeddings": embeddings})
+    )
 
 
 @pytest.fixture
@@ -259,3 +273,27 @@ def test_the_example_agent_remembers_and_answers_without_a_model(server_url: str
         assert asked["answer"] == "You told me: I drink green tea every morning"
     finally:
         agent.close()
+
+
+async def test_an_item_put_is_found_by_meaning_by_the_next_search(meaning_url: str, graph: str) -> None:
+    # The item shares no word with the question; two others share "new" with it (keywords alone find
+    # only them), the rest nothing.
+    store = GraphsvcStore(url=meaning_url, graph=graph)
+    others = [
+        "The car needs new tyres before winter.",
+        "The new intern starts on Monday.",
+        "Ravi repainted the kitchen cabinets green.",
+        "We planted tomatoes and basil in the garden.",
+        "The wifi password changed after the router reset.",
+    ]
+    try:
+        for n, text in enumerate(others):
+            await store.aput(("notes",), f"n{n}", {"text": text})
+        await store.aput(
+            ("notes",), "dana", {"text": "Dana adopted a small terrier from the animal shelter."}
+        )
+        found = await store.asearch(("notes",), query="Does anyone have a new pet?", limit=3)
+        assert [i.key for i in found][:1] == ["dana"]
+    finally:
+        store.close()
+        await store.aclose()

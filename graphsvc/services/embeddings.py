@@ -1,8 +1,10 @@
 """Recall's semantic signal: memories embedded off the write path, and their similarity to a query.
 
-A remember only marks its memories `:Unembedded` (in its own statement, memory/commit); a background worker
-(`embed_pending`, run by app.py like automatic anchoring) claims batches of them, encodes them and
-stores the vectors, so remember never waits for the model. Claims are per memory with a lease
+An interactive remember commits its memory's vector with it, encoded while it was written
+(services/at_write.py: `encode_text`, stored by embed/store in the remember's own transaction). A bulk
+write, and a remember past its budget, only mark their memories `:Unembedded` (in their own statement,
+memory/commit); a background worker (`embed_pending`, run by app.py like automatic anchoring) claims
+batches of them, encodes them and stores the vectors. Claims are per memory with a lease
 (embed/claim.cypher): several replicas share the backlog, none embeds a memory another holds, and a
 worker that dies mid-batch leaves claims that lapse and are taken again. Until it is embedded, a memory
 is found by keywords as before.
@@ -41,6 +43,7 @@ BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
+PENDING_CAP = 1_000  # a graph's memories waiting for their vector are counted up to this (recall's `pending`)
 Status = Literal["off", "ok", "unavailable"]
 # "the user" names whom an agent's memories are about: said in a question it adds no meaning, but it
 # draws the query's vector toward every memory that repeats the phrase (bench/README.md, *Embeddings*).
@@ -154,6 +157,23 @@ class EmbeddingService:
         [stored] = await self._store.run("embed/store", token=token, rows=rows, model=self._encoder.model)
         await self._progress.stored(stored["stored"], self.backlog)
         return stored["stored"]
+
+    # ---- at write (services/at_write.py) and recall's `pending` -----------------------------------
+
+    @property
+    def model(self) -> str | None:
+        """What names this model on each vector it makes (`m.embeddingModel`); None when off."""
+        return self._encoder.model if self.on and self._encoder else None
+
+    def encode_text(self, text: str) -> list[float]:
+        """A memory's vector, as the worker makes it (in the caller's thread: a write's pool)."""
+        assert self._encoder is not None
+        return self._encoder.encode([text])[0]
+
+    async def pending(self, graph: str) -> int:
+        """How many of the graph's memories wait for their vector, counted up to PENDING_CAP."""
+        [row] = await self._store.run("embed/pending", graph=graph, cap=PENDING_CAP)
+        return row["pending"]
 
     # ---- the read side --------------------------------------------------------------------------
 

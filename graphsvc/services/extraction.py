@@ -1,8 +1,11 @@
-"""The graph that builds itself: entities and key phrases read from each memory's text, off the write path.
+"""The graph that builds itself: entities and key phrases read from each memory's text, as it is written
+or in the background.
 
-A remember only marks its memories `:Unextracted` (in its own statement, memory/commit), as it marks
-them `:Unembedded`; a background worker (`extract_pending`, run by app.py beside the embedding worker)
-claims batches of them with a lease (extract/claim: several replicas share the backlog), runs the
+An interactive remember stores what the rules read in its text in its own transaction (services/
+at_write.py: `found`, stored by extract/store). A bulk write, a remember past its budget, and any write
+while the extractor is not cheap (spaCy) only mark their memories `:Unextracted` (in their own statement,
+memory/commit), as they mark them `:Unembedded`; a background worker (`extract_pending`, run by app.py
+beside the embedding worker) claims batches of them with a lease (extract/claim: several replicas share the backlog), runs the
 extractor in a process of its own at the lowest CPU priority (in a thread, pure Python extraction held
 the interpreter's lock against the requests: remember's p50 rose by a third while it read; a process
 also keeps a model's memory apart), and stores what it found (extract/store); while requests run, each
@@ -120,6 +123,19 @@ class ExtractionService:
         await self._progress(stored["stored"])
         await self.requests.make_room(time.monotonic() - started)
         return stored["stored"]
+
+    # ---- at write (services/at_write.py) ----------------------------------------------------------
+
+    @property
+    def at_write(self) -> bool:
+        """A write reads its texts itself, in its own transaction: the extractor is cheap (the rules:
+        about 0.06 ms a text); one that is not (spaCy) stays in the background."""
+        return self.on and getattr(self._extractor, "cheap", False) is True
+
+    def found(self, text: str) -> list[dict[str, str]]:
+        """What extract/store takes for one text (its row's `found`), read now in the caller's thread."""
+        assert self._extractor is not None
+        return [_param(m) for m in bounded(self._extractor.extract([text])[0])]
 
     async def close(self) -> None:
         """Stop the extractor's process (a worker that runs again starts another)."""

@@ -131,7 +131,8 @@ ADDS = _writes(destructive=False, idempotent=True)
 
 
 async def _remember_batch(backends: Backends, request: RememberBatchInput) -> RememberBatchResult:
-    return RememberBatchResult.of(await remember_items(backends.memory, request.items, request.graph))
+    receipts = await remember_items(backends.memory, request.items, request.graph, interactive=True)
+    return RememberBatchResult.of(receipts)
 
 
 OPERATIONS: tuple[Operation, ...] = (
