@@ -273,7 +273,7 @@ async def remember_p50(services: Services, sides: dict[str, MemoryService], size
         while await services.embeddings.backlog() + await services.extraction.backlog():
             await asyncio.sleep(1)
     times: dict[str, list[float]] = {name: [] for name in sides}
-    fresh = dataset.memories(ROUNDS * EACH * len(sides), seed=31, start=size)
+    fresh = dataset.memories(size + ROUNDS * EACH * len(sides), seed=31, start=size)
     for _ in range(ROUNDS):
         for name, memory in sides.items():
             for item in itertools.islice(fresh, EACH):

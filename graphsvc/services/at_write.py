@@ -5,10 +5,12 @@ An interactive write (remember, store_event, a batch of at most INTERACTIVE_BATC
 each text as its draft is made, before the group commit gathers: its vector (the embedding model) and
 its mentions (the rules extractor), a job each in a small pool of threads at normal priority
 (WRITE_THREADS; onnxruntime releases the interpreter's lock while it runs), so the event loop serves
-other requests meanwhile. Inside the write transaction, just before the commit statement, the write
-waits for them until its budget runs out, counted from the request's arrival (GRAPHSVC_WRITE_BUDGET_S).
+other requests meanwhile (the links in a thread of their own, so that they never queue behind
+encodings). Inside the write transaction the write waits for each until its budget runs out, counted
+from the request's arrival (GRAPHSVC_WRITE_BUDGET_S): the mentions just before the commit statement,
+the vector just after it, so that its encoding overlaps all of the write's statements but the last.
 What is ready is written in the same transaction as the memory, by the statements the background
-workers store theirs with (embed/store, extract/store, on a memory created claimed by the write itself:
+workers store theirs with (extract/store, embed/store, on a memory created claimed by the write itself:
 services/remember.py). What is not is left to the workers, the memory marked `embedFirst` /
 `extractFirst` so that their claims can take such leftovers before bulk work, and the receipt says so:
 `meaning` and `links` are "ready", "pending" or "off".
@@ -58,7 +60,7 @@ class AtWrite:
     extraction: ExtractionService | None
     budget_s: float = BUDGET_S  # counted from the request's arrival; 0: nothing is read at write
     freshness: Freshness | None = None
-    _pool: ThreadPoolExecutor | None = field(default=None, init=False)
+    _pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict[str, ThreadPoolExecutor], init=False)
 
     @property
     def meaning(self) -> bool:
@@ -76,15 +78,18 @@ class AtWrite:
         vector = found = None
         if self.budget_s > 0 and self.meaning:
             assert self.embeddings is not None
-            vector = self._job(self.embeddings.encode_text, text)
+            vector = self._job("vector", self.embeddings.encode_text, text)
         if self.budget_s > 0 and self.extraction is not None and self.extraction.at_write:
-            found = self._job(self.extraction.found, text)
+            found = self._job("links", self.extraction.found, text)
         return Reading(vector, found, arrived, arrived + self.budget_s, interactive=True)
 
-    def _job(self, read: Callable[[str], T], text: str) -> asyncio.Future[T]:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(WRITE_THREADS, "graphsvc-at-write")
-        return asyncio.get_running_loop().run_in_executor(self._pool, read, text)
+    def _job(self, kind: str, read: Callable[[str], T], text: str) -> asyncio.Future[T]:
+        """`read(text)` in `kind`'s pool: vectors in WRITE_THREADS threads; links in one of their own,
+        so that a text's links (needed before the commit statement) never queue behind encodings."""
+        if kind not in self._pools:
+            threads = WRITE_THREADS if kind == "vector" else 1
+            self._pools[kind] = ThreadPoolExecutor(threads, f"graphsvc-at-write-{kind}")
+        return asyncio.get_running_loop().run_in_executor(self._pools[kind], read, text)
 
     def report(self, created: Iterable[tuple[Reading, Readiness, Readiness]]) -> None:
         """What interactive writes' new memories answered: when each became searchable, what is pending."""
@@ -101,6 +106,6 @@ class AtWrite:
                     self.freshness.pending(part)
 
     def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
+        pools, self._pools = self._pools, {}
+        for pool in pools.values():
             pool.shutdown(wait=False, cancel_futures=True)

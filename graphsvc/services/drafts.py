@@ -49,21 +49,24 @@ class Reading:
     due: float = 0.0
     interactive: bool = False  # what it leaves to the background goes first there
 
-    async def settled(self) -> tuple[list[float] | None, Found | None]:
-        """The vector and the mentions that are ready by `due` (waiting until then); None for each that
-        is not (its job dropped: the worker reads it). Again (a transaction run again): the same."""
-        jobs = {job for job in (self.vector, self.found) if job is not None and not job.done()}
-        if jobs:
-            await asyncio.wait(jobs, timeout=max(0.0, self.due - deadline.now()))
-        return _result(self.vector), _result(self.found)
+    async def vector_read(self) -> list[float] | None:
+        """The vector, if it is ready by `due` (waiting until then); else None (its job dropped: the
+        worker encodes it). Asked again (a transaction run again): the same."""
+        return await _settled(self.vector, self.due)
+
+    async def found_read(self) -> Found | None:
+        """The mentions, as `vector_read` the vector."""
+        return await _settled(self.found, self.due)
 
 
 BULK = Reading()  # a bulk write's: nothing read at write, nothing first in the backlog
 
 
-def _result(job: asyncio.Future[T] | None) -> T | None:
+async def _settled(job: asyncio.Future[T] | None, due: float) -> T | None:
     if job is None:
         return None
+    if not job.done():
+        await asyncio.wait({job}, timeout=max(0.0, due - deadline.now()))
     if not job.done():
         job.cancel()  # still queued: the pool drops it
         return None

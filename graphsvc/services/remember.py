@@ -29,7 +29,7 @@ from graphsvc.domain.models import (
 from graphsvc.errors import Conflict, GraphsvcError, InvalidInput, NotFound, Refused, Unavailable
 from graphsvc.services import provenance
 from graphsvc.services.at_write import BUDGET_S, INTERACTIVE_BATCH, AtWrite, Freshness
-from graphsvc.services.drafts import BULK, Draft, Found, Readiness, Stored, Triple
+from graphsvc.services.drafts import BULK, Draft, Found, Readiness, Reading, Stored, Triple
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.group_commit import GroupCommit
@@ -199,23 +199,15 @@ class RememberService:
             commit.count(
                 graph, [c for d in mine for c in fields_of(d.req.text, window[d.id], d.tags, 1)] + replaced
             )
-        read = await _read(written)
         claim = _Claim(secrets.token_hex(8), self.at_write.meaning, self.at_write.links)
+        claim.model = self._embeddings.model if self._embeddings else None
+        claim.extractor = self._extraction.extractor if self._extraction else None
         rows = {item["memory"]["id"]: item for item in commit.memories}
-        states = {
-            d.id: claim.mark(rows[d.id], d.reading.interactive, *read.get(d.id, (None, None)))
-            for d in written
-        }
-        await commit.run(tx)
-        if claim.vectors:
-            assert self._embeddings is not None
-            await tx.run("embed/store", token=claim.token, rows=claim.vectors, model=self._embeddings.model)
-        if claim.found:
-            assert self._extraction is not None
-            await tx.run(
-                "extract/store", token=claim.token, rows=claim.found, extractor=self._extraction.extractor
-            )
-        return states
+        found = await _found(written)
+        for d in written:
+            claim.mark(rows[d.id], d.reading, found.get(d.id))
+        embedded = await claim.written(tx, commit)
+        return claim.states(embedded, [d.id for d in written])
 
     async def forget(self, req: IdInput) -> ForgetResult:
         """Delete a memory; its neighbours' windows close the gap.
@@ -260,12 +252,11 @@ def _outcome(draft: Draft, resolved: list[Triple] | GraphsvcError, known: dict[s
     return Stored(final, "created", draft.id, draft.digest)
 
 
-async def _read(drafts: list[Draft]) -> dict[str, tuple[list[float] | None, Found | None]]:
-    """The vector and mentions read at write of each draft that reads any, by its id: each waited for
-    until its own write's budget runs out."""
-    reading = [d for d in drafts if d.reading is not BULK]
-    read = await asyncio.gather(*(d.reading.settled() for d in reading))
-    return {d.id: r for d, r in zip(reading, read, strict=True)}
+async def _found(drafts: list[Draft]) -> dict[str, Found | None]:
+    """The mentions read at write of each draft that reads them, by its id (None: not by its budget)."""
+    reading = [d for d in drafts if d.reading.found is not None]
+    found = await asyncio.gather(*(d.reading.found_read() for d in reading))
+    return {d.id: f for d, f in zip(reading, found, strict=True)}
 
 
 def _settled(outcome: Outcome, states: States) -> Outcome:
@@ -352,38 +343,56 @@ class _Commit:
 
 @dataclass
 class _Claim:
-    """A write's own claim on the memories it creates: those whose vector (links) it read in time are
-    created claimed by it (`embedClaim`, `extractClaim`: its token), so that embed/store and extract/store
-    write them in its transaction as the workers would; the others wait in the backlogs, an
-    interactive write's marked to go first (`embedFirst`, `extractFirst`)."""
+    """A write's own claim on the memories it creates, so that the workers' statements (extract/store,
+    embed/store) write what it read, in its transaction, as the workers would: a memory whose mentions
+    are read by the commit statement, or whose vector is being encoded, is created claimed by the write
+    (`extractClaim`, `embedClaim`: its token). The vector is waited for after the commit statement
+    (its encoding overlaps the write's statements); one still not read by its write's budget is left
+    to the worker (memory/leftovers). What an interactive write leaves to the workers is marked to go
+    first there (`extractFirst`, `embedFirst`)."""
 
     token: str
     meaning: bool  # the embeddings are on
     links: bool  # extraction is on
-    vectors: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])  # embed/store's rows
+    model: str | None = None  # names the model on each vector (embed/store)
+    extractor: str | None = None  # names the extractor on each edge (extract/store)
     found: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])  # extract/store's rows
+    waiting: list[tuple[dict[str, str], Reading]] = field(
+        default_factory=list[tuple[dict[str, str], Reading]]
+    )
 
-    def mark(
-        self,
-        item: dict[str, Any],
-        interactive: bool,
-        vector: list[float] | None,
-        found: Found | None,
-    ) -> tuple[Readiness, Readiness]:
-        """Mark memory/commit's row `item` (its memory's properties and labels); its vector and links."""
+    def mark(self, item: dict[str, Any], reading: Reading, found: Found | None) -> None:
+        """Mark memory/commit's row `item` (its memory's labels and properties)."""
         memory, at = item["memory"], {"graph": item["graph"], "id": item["memory"]["id"]}
         item["unembedded"], item["unextracted"] = self.meaning, self.links
-        if self.meaning and vector is not None:
+        if self.meaning and reading.vector is not None:
             memory["embedClaim"] = self.token
-            self.vectors.append(at | {"vector": vector})
-        elif self.meaning and interactive:
+            self.waiting.append((at, reading))
+        elif self.meaning and reading.interactive:
             memory["embedFirst"] = True
         if self.links and found is not None:
             memory["extractClaim"] = self.token
             self.found.append(at | {"found": found})
-        elif self.links and interactive:
+        elif self.links and reading.interactive:
             memory["extractFirst"] = True
-        return _state(self.meaning, vector is not None), _state(self.links, found is not None)
+
+    async def written(self, tx: Reader, commit: _Commit) -> set[str]:
+        """memory/commit, then the links and the vectors read at write; the ids whose vector is stored."""
+        await commit.run(tx)
+        if self.found:
+            await tx.run("extract/store", token=self.token, rows=self.found, extractor=self.extractor)
+        vectors = await asyncio.gather(*(reading.vector_read() for _, reading in self.waiting))
+        read = [(at, v) for (at, _), v in zip(self.waiting, vectors, strict=True)]
+        if stored := [{**at, "vector": v} for at, v in read if v]:
+            await tx.run("embed/store", token=self.token, rows=stored, model=self.model)
+        if late := [at for at, v in read if not v]:
+            await tx.run("memory/leftovers", token=self.token, rows=late)
+        return {at["id"] for at, v in read if v}
+
+    def states(self, embedded: set[str], ids: list[str]) -> States:
+        """Each memory's vector and links (`embedded`: the ids whose vector was stored)."""
+        extracted = {row["id"] for row in self.found}
+        return {i: (_state(self.meaning, i in embedded), _state(self.links, i in extracted)) for i in ids}
 
 
 def _state(on: bool, ready: bool) -> Readiness:
