@@ -47,9 +47,9 @@ from freshness_set import OTHERS, PAIRS
 from graphsvc.app import Services
 from graphsvc.config import Settings
 from graphsvc.domain.models import RememberInput
+from graphsvc.services.index.keywords import keywords
+from graphsvc.services.index.term_stats import analyze
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.keywords import keywords
-from graphsvc.services.recall.term_stats import analyze
 
 ROUNDS, EACH = 6, 50
 BATCH = 1_000
