@@ -628,6 +628,7 @@ def test_extracted_edges_are_derived_again_with_the_extractor_the_export_names()
             {"rel": "MENTIONS", "to": "Topic:quotes", "id": "e9", "source": "extracted", "extractor": "x/1"}
         ),
         "read by another extractor than its edge": second(lambda m: m["props"].update(extractedWith="x/2")),
+        "repeated under another id": second(lambda m: m["edges"].append(m["edges"][3] | {"id": "edge_8"})),
     }
     for what, change in lies.items():
         assert "extracted" in checked(change).rules(), what
