@@ -49,6 +49,11 @@ from graphsvc.services.recall.term_fold import fold
 from graphsvc.services.recall.term_stats import fields_of, tally
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
+from tests.tiers import (  # noqa: F401  (the tiers' hooks: tests/tiers.py)
+    pytest_collection_modifyitems,
+    pytest_fixture_setup,
+    pytest_runtest_protocol,
+)
 
 LOCAL_IMAGE = f"graphsvc/neo4j:{local_neo4j.NEO4J_VERSION}"
 OFFICIAL_IMAGE = f"neo4j:{local_neo4j.NEO4J_VERSION}-community"

@@ -9,9 +9,12 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from graphsvc.chain.anchor import load_artifact
 from graphsvc.store.cypher import load
 
+pytestmark = pytest.mark.processes
 REPO = Path(__file__).resolve().parents[1]
 CHECK = """
 import json, sys

@@ -5,6 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.processes
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 

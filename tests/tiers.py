@@ -1,0 +1,68 @@
+"""The two tiers (docs/testing.md): a test is `unit` when nothing it asks for reaches Neo4j, the chain
+or Chromium and its module is not marked `processes`; every other test is the stack tier's.
+
+The selection is read from each test's fixture closure, not kept by hand, and it is checked while the
+tests run: a unit test that starts a process (Neo4j, anvil, Docker, Chromium, a tool, the CLI) or sets
+up one of the stack's fixtures fails, in every run. So `./test unit` cannot hold a test that needs the
+stack, and `./test unit` + `./test stack` is `./test`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# The session's stack: every fixture that needs Neo4j, the chain or Chromium reaches one of these.
+STACK_FIXTURES = frozenset({"neo4j_target", "chain_target", "chromium"})
+UNIT = "unit"
+PROCESSES = "processes"
+
+
+class StackInUnitTest(AssertionError):
+    """A test of the unit tier reached for the stack or started a process."""
+
+
+def is_unit(item: pytest.Item) -> bool:
+    closure = set(getattr(item, "fixturenames", ()))
+    return not closure & STACK_FIXTURES and item.get_closest_marker(PROCESSES) is None
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_unit(item):
+            item.add_marker(UNIT)
+
+
+_running_unit: list[str] = []  # the unit test being run, if one is
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if item.get_closest_marker(UNIT) is None:
+        yield
+        return
+    _running_unit.append(item.nodeid)
+    original = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    def refused(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+        raise StackInUnitTest(
+            f"{item.nodeid} is in the unit tier but starts a process ({args!r}): "
+            f"mark its module `pytestmark = pytest.mark.{PROCESSES}` (docs/testing.md)"
+        )
+
+    subprocess.Popen._execute_child = refused  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        subprocess.Popen._execute_child = original  # type: ignore[attr-defined]
+        _running_unit.clear()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> None:
+    if _running_unit and fixturedef.argname in STACK_FIXTURES:
+        raise StackInUnitTest(f"{_running_unit[0]} is in the unit tier but sets up {fixturedef.argname}")
