@@ -15,7 +15,7 @@ from graphsvc.chain.anchor import load_artifact
 from graphsvc.store.cypher import load
 
 pytestmark = pytest.mark.processes
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CHECK = """
 import json, sys
 import graphsvc

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.processes
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
