@@ -185,9 +185,9 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
             lease_ttl_s=5,
         ),
         # On by default; the tests of other features serve without the model's worker, and
-        # tests/test_embeddings.py (and test_run_command.py, the default stack) turn it on.
+        # tests/services/test_embeddings.py (and test_run_command.py, the default stack) turn it on.
         embeddings=EmbeddingsSettings(enabled=False),
-        # On by default too; tests/test_extraction.py turns it on (the other features' graphs stay as
+        # On by default too; tests/services/test_extraction.py turns it on (the other features' graphs stay as
         # their agents wrote them).
         extraction=ExtractionSettings(enabled=False),
     )
