@@ -52,6 +52,7 @@ from tests import browser
 from tests.tiers import (  # noqa: F401  (the tiers' hooks: tests/tiers.py)
     pytest_collection_modifyitems,
     pytest_fixture_setup,
+    pytest_runtest_makereport,
     pytest_runtest_protocol,
 )
 

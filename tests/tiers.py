@@ -9,6 +9,7 @@ stack, and `./test unit` + `./test stack` is `./test`.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -66,3 +67,13 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> None:
     if _running_unit and fixturedef.argname in STACK_FIXTURES:
         raise StackInUnitTest(f"{_running_unit[0]} is in the unit tier but sets up {fixturedef.argname}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Iterator[None]:
+    """In CI (CI=true) nothing skips: a skipped test fails, whatever skipped it."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if os.environ.get("CI") == "true" and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid} skipped in CI, where nothing may skip: {report.longrepr}"
