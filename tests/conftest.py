@@ -56,6 +56,7 @@ from tests.tiers import (  # noqa: F401  (the tiers' hooks: tests/tiers.py)
     pytest_runtest_protocol,
 )
 
+pytest_plugins = ["pytester"]  # tests/house/test_tiers.py runs a suite of its own
 LOCAL_IMAGE = f"graphsvc/neo4j:{local_neo4j.NEO4J_VERSION}"
 OFFICIAL_IMAGE = f"neo4j:{local_neo4j.NEO4J_VERSION}-community"
 PASSWORD = "graphsvc-test-" + secrets.token_hex(4)

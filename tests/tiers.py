@@ -63,17 +63,27 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         _running_unit.clear()
 
 
+_stack_set_up: list[str] = []  # what the unit test being run set up of the stack
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> None:
+    """Noted, not refused here (pytest caches no exception raised before its own hook): the test's
+    report fails. In a unit-tier run the stack's process is refused too, as it starts."""
     if _running_unit and fixturedef.argname in STACK_FIXTURES:
-        raise StackInUnitTest(f"{_running_unit[0]} is in the unit tier but sets up {fixturedef.argname}")
+        _stack_set_up.append(f"{_running_unit[0]} is in the unit tier but sets up {fixturedef.argname}")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item) -> Iterator[None]:
-    """In CI (CI=true) nothing skips: a skipped test fails, whatever skipped it."""
+    """A unit test that set up the stack fails; in CI (CI=true) nothing skips: a skipped test fails,
+    whatever skipped it."""
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
+    if _stack_set_up and not report.failed:
+        report.outcome = "failed"
+        report.longrepr = f"{StackInUnitTest.__name__}: " + "; ".join(_stack_set_up)
+    _stack_set_up.clear()
     if os.environ.get("CI") == "true" and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = f"{item.nodeid} skipped in CI, where nothing may skip: {report.longrepr}"
