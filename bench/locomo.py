@@ -70,9 +70,9 @@ from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.spans import Occurred
 from graphsvc.domain.when import Reference, mentions
 from graphsvc.domain.when_words import ENGLISH
+from graphsvc.services.index.keywords import keywords
+from graphsvc.services.index.term_stats import analyze
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.keywords import keywords
-from graphsvc.services.recall.term_stats import analyze
 from graphsvc.store.graph import GraphStore, create_driver
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"

@@ -59,8 +59,8 @@ from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.encoder.onnx import DEFAULT_MODEL, DIMENSIONS, MODEL_ID_LENGTH, MODELS, OnnxEncoder
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.index.term_fold import fold
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.term_fold import fold
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

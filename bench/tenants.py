@@ -32,9 +32,9 @@ from perf import remember
 from graphsvc.app import Services
 from graphsvc.domain.models import RecallInput
 from graphsvc.domain.recall_config import RecallConfig
-from graphsvc.services.recall.keywords import graph_key
+from graphsvc.services.index.keywords import graph_key
+from graphsvc.services.index.term_fold import fold
 from graphsvc.services.recall.service import RecallService
-from graphsvc.services.recall.term_fold import fold
 
 GRAPH, OTHERS, SIZE, SEED, NEAREST, BATCH = "tenant", "others", 1000, 3, 20, 2000
 EXACT = """MATCH (m:Memory {graph: $graph}) WHERE m.embedding IS NOT NULL

@@ -33,13 +33,14 @@ from pydantic import ValidationError
 
 from graphsvc.domain.anchor import Inclusion, OnChainAnchor
 from graphsvc.domain.checklist import (
-    CHECKS,
+    Key,
     check_chain,
     check_contract,
     check_event,
     check_hash,
     check_proof,
     check_root,
+    in_order,
 )
 from graphsvc.domain.proof import ProofBundle
 from graphsvc.domain.render import plural
@@ -227,21 +228,29 @@ def _text(value: object) -> str:
 
 
 def verify_bundle(bundle: ProofBundle, rpc: RpcCall, contract: str | None = None) -> Report:
-    """Run the checks in order up to the first that fails; `contract` pins the address the caller
-    trusts (else the bundle's is used). An RPC that cannot answer stops the run, unchecked."""
-    checks = [_hash_check(bundle)]
+    """Run the checks in the checklist's order up to the first that fails (a forgotten memory's hash,
+    not checkable, does not stop it); `contract` pins the address the caller trusts (else the bundle's
+    is used). An RPC that cannot answer stops the run, unchecked."""
+    on_chain = _OnChain(bundle, rpc, (contract or bundle.anchor.contract).lower(), contract is not None)
+    steps: dict[Key, Callable[[], Check]] = {
+        "hash": lambda: _hash_check(bundle),
+        "proof": lambda: _proof_check(bundle),
+        "chain": on_chain.chain,
+        "contract": on_chain.contract,
+        "root": on_chain.root,
+        "event": on_chain.event,
+    }
+    checks: list[Check] = []
     unchecked = ""
-    if checks[-1].ok is not False:
-        checks.append(_proof_check(bundle))
-    if checks[-1].ok:
+    for key, step in in_order(steps):
+        if unchecked or any(check.ok is False for check in checks):
+            checks.append(Check(key, None, "not checked"))
+            continue
         try:
-            _chain_checks(
-                bundle, rpc, (contract or bundle.anchor.contract).lower(), contract is not None, checks
-            )
+            checks.append(step())
         except RpcError as e:  # the check that was asking could not be made; the rest are not run
-            checks.append(Check(CHECKS[len(checks)], None, f"could not check: {e}"))
+            checks.append(Check(key, None, f"could not check: {e}"))
             unchecked = inert(str(e))
-    checks += [Check(key, None, "not checked") for key in CHECKS[len(checks) :]]
     return Report(bundle, checks, pinned=contract is not None, unchecked=unchecked)
 
 
@@ -268,28 +277,42 @@ def _proof_check(bundle: ProofBundle) -> Check:
     return Check("proof", False, f"the Merkle proof ({steps}) does not fold leaf 0x{leaf} to the root")
 
 
-def _chain_checks(bundle: ProofBundle, rpc: RpcCall, address: str, pinned: bool, checks: list[Check]) -> None:
-    """Append the on-chain checks in order, stopping at the first that fails."""
-    anchor = bundle.anchor
-    served = _quantity(rpc("eth_chainId"), "a chain id")
-    if not check_chain(served, anchor).ok:
-        message = f"the RPC serves chain {served}; the bundle was anchored on chain {anchor.chainId}"
-        checks.append(Check("chain", False, message))
-        return
-    checks.append(Check("chain", True, f"the RPC serves chain {served}, as the bundle says"))
-    if not check_contract(address, anchor, pinned=pinned, has_code=True).ok:
-        message = f"the bundle names contract {anchor.contract}; you pinned {address}"
-        checks.append(Check("contract", False, message))
-        return
-    has_code = rpc("eth_getCode", address, "latest") not in ("0x", "0x0", None)
-    if not check_contract(address, anchor, pinned=pinned, has_code=has_code).ok:
-        checks.append(Check("contract", False, f"no contract code at {address} on chain {served}"))
-        return
-    source = "pinned by you" if pinned else "taken from the bundle"
-    checks.append(Check("contract", True, f"contract {address} has code ({source})"))
-    checks.append(_root_check(bundle, rpc, address))
-    if checks[-1].ok:
-        checks.append(_event_check(bundle, rpc, address))
+@dataclass
+class _OnChain:
+    """The on-chain checks of one bundle, over one RPC, on the contract at `address` (`pinned`: the
+    caller's, else the bundle's); each runs only once the checks before it passed."""
+
+    bundle: ProofBundle
+    rpc: RpcCall
+    address: str
+    pinned: bool
+    served: int = 0  # the chain id the RPC serves, read by the chain check
+
+    def chain(self) -> Check:
+        anchor = self.bundle.anchor
+        self.served = _quantity(self.rpc("eth_chainId"), "a chain id")
+        if not check_chain(self.served, anchor).ok:
+            message = f"the RPC serves chain {self.served}; the bundle was anchored on chain {anchor.chainId}"
+            return Check("chain", False, message)
+        return Check("chain", True, f"the RPC serves chain {self.served}, as the bundle says")
+
+    def contract(self) -> Check:
+        anchor, address, pinned = self.bundle.anchor, self.address, self.pinned
+        if not check_contract(address, anchor, pinned=pinned, has_code=True).ok:
+            return Check(
+                "contract", False, f"the bundle names contract {anchor.contract}; you pinned {address}"
+            )
+        has_code = self.rpc("eth_getCode", address, "latest") not in ("0x", "0x0", None)
+        if not check_contract(address, anchor, pinned=pinned, has_code=has_code).ok:
+            return Check("contract", False, f"no contract code at {address} on chain {self.served}")
+        source = "pinned by you" if pinned else "taken from the bundle"
+        return Check("contract", True, f"contract {address} has code ({source})")
+
+    def root(self) -> Check:
+        return _root_check(self.bundle, self.rpc, self.address)
+
+    def event(self) -> Check:
+        return _event_check(self.bundle, self.rpc, self.address)
 
 
 def _anchor_of(rpc: RpcCall, address: str, root: str, block: str) -> OnChainAnchor | None:

@@ -44,9 +44,9 @@ from graphsvc.config import (
     Settings,
 )
 from graphsvc.devstack import neo4j as local_neo4j
+from graphsvc.services.index.term_fold import fold
+from graphsvc.services.index.term_stats import fields_of, tally
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.term_fold import fold
-from graphsvc.services.recall.term_stats import fields_of, tally
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
 from tests.tiers import (  # noqa: F401  (the tiers' hooks: tests/tiers.py)
@@ -331,5 +331,5 @@ async def recounted(store: GraphStore, graph: str) -> tuple[dict, dict]:
         database_=store._database,
     )
     counts = tally(c for r in records for c in fields_of(r["text"], r["window"], r["tags"] or [], 1))
-    terms = {row["term"]: [row["text"], row["window"], row["tags"]] for row in counts["terms"]}
-    return {"name": graph, **counts["totals"]}, terms
+    terms = {term: [c["text"], c["window"], c["tags"]] for term, c in counts.terms.items()}
+    return {"name": graph, **counts.totals}, terms

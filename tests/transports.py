@@ -57,6 +57,7 @@ def mcp_caller(client: Client) -> Caller:
 
 REST_ROUTES = {
     "remember": ("POST", "/v1/memories"),
+    "remember_batch": ("POST", "/v1/memories/batch"),
     "recall": ("POST", "/v1/recall"),
     "link": ("POST", "/v1/links"),
     "explore": ("POST", "/v1/explore"),

@@ -2,11 +2,11 @@
 // params: graph, lucene, limit, terms
 // Lucene's top `limit` candidates (the query is scoped to the graph's key inside Lucene), with the
 // fields recall rescores them on (and `seq`, the remember order that orders equal scores), and the
-// graph's own statistics for the query's analyzed `terms` (services/term_stats.py): Lucene's own
+// graph's own statistics for the query's analyzed `terms` (services/index/term_stats.py): Lucene's own
 // scores use the statistics of every graph on the server. The statistics are the graph's counters
-// plus its deltas not folded into them yet (`pending`, services/term_fold.py), each narrowed to the
+// plus its deltas not folded into them yet (`pending`, services/index/term_fold.py), each narrowed to the
 // query's terms; a delta that a fold deletes while this reads it reads as nothing, or in part
-// (term_stats.GraphStats clamps what such a read adds up to). The index is
+// (recall/bm25.py GraphStats clamps what such a read adds up to). The index is
 // eventually consistent (schema/memory_fulltext): the first call waits until Lucene has taken the
 // updates of every commit before it, so the hits include every acknowledged memory.
 CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()

@@ -1,6 +1,6 @@
 // mode: read
 // params: graph, seq, span
-// The `span` memories before and the `span` after position `seq` (2 × WINDOW, services/ranking.py;
+// The `span` memories before and the `span` after position `seq` (2 × WINDOW, services/index/windows.py;
 // oldest first, with their windows): a forgotten memory's neighbours and their own neighbours, to
 // rebuild windows. Ordered by graph as well, so that the (graph, seq) index gives the order and each
 // seek reads `span` entries, not the graph.

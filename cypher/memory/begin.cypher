@@ -4,7 +4,7 @@
 // one order). Takes each graph's write lock (its GraphState, created for a new graph) for the rest of
 // the transaction: the writers of a graph queue here, and what this returns stays true until commit
 // (memory/commit). Per graph: its last position in the remember order; the `span` memories up to it
-// (2 × WINDOW, services/ranking.py; oldest first, with their windows, which the new memories extend);
+// (2 × WINDOW, services/index/windows.py; oldest first, with their windows, which the new memories extend);
 // and the memories holding one of `keys` (content keys) created at or after `since` ('' for any
 // time), or carrying one of `ids` (a transaction re-run after its unacknowledged commit). The ORDER BY names `graph` as well so that the
 // (graph, seq) index gives the order and the seek stops after `span` entries; by `seq` alone, Neo4j read

@@ -9,7 +9,7 @@
 // graph's term statistics, as one TermDelta node per graph (`deltas`: graphName, per field the change
 // in memories that have it and in its total length, and parallel lists `terms`, `text`, `window`,
 // `tags`: each term's change per field), which memory/take_deltas folds into the graph's counters
-// later, off this path (services/term_fold.py): 176 counters to lock and update for a round of 8
+// later, off this path (services/index/term_fold.py): 176 counters to lock and update for a round of 8
 // memories were a third of its time. Entities come first and relations last, so an item may relate
 // entities that another item introduces. A new memory is :Pending until a batch seals it (see
 // anchor/seal), :Unembedded when the embeddings are on (`unembedded`: the worker embeds it,

@@ -1,6 +1,6 @@
 // mode: write
 // params: stats, terms
-// Adds to graphs' term statistics (services/term_fold.py: folded deltas, or a count from scratch):
+// Adds to graphs' term statistics (services/index/term_fold.py: folded deltas, or a count from scratch):
 // `stats` (graph and, per field, the change in memories that have it and in its total length) and
 // `terms` (graph, term and its counts, sorted: writers lock counters in one order). A counter back at
 // zero everywhere is deleted.

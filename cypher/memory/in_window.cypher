@@ -2,7 +2,7 @@
 // params: graph, from, to, reach, limit
 // The memories of the graph whose times (`timeFrom`..`timeTo`, epoch ms: the hull of when each
 // happened and the times its text names) overlap the window [from, to), earliest end first, read
-// in the order of the index on (graph, timeTo) and so stopping after `limit` (services/timing.py).
+// in the order of the index on (graph, timeTo) and so stopping after `limit` (services/recall/timing.py).
 // A memory whose times end more than `reach` after the window is left to its keywords: the bound
 // keeps the scan to the window's neighbourhood on a graph of many later memories.
 MATCH (n:Memory)

@@ -2,7 +2,7 @@
 // params: graph, ids
 // What recall needs to tell which of these memories hold at an instant: each one's own interval
 // (validFrom, else when it was remembered; validTo) and the same start of each memory superseding it;
-// and its times (occurredAt and the spans of services/timing.py), for the answer and the time term.
+// and its times (occurredAt and the spans of services/index/times.py), for the answer and the time term.
 UNWIND $ids AS id
 MATCH (m:Memory {graph: $graph, id: id})
 USING INDEX SEEK m:Memory(graph, id)

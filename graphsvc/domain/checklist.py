@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from graphsvc.domain.anchor import Inclusion, OnChainAnchor
 from graphsvc.domain.hashing import envelope_hash
@@ -28,7 +28,7 @@ from graphsvc.domain.merkle import memory_leaf, verify
 from graphsvc.domain.proof import AnchorRecord
 
 Key = Literal["hash", "proof", "chain", "contract", "root", "event"]
-CHECKS: tuple[Key, ...] = ("hash", "proof", "chain", "contract", "root", "event")
+CHECKS: tuple[Key, ...] = ("hash", "proof", "chain", "contract", "root", "event")  # the order, once
 Why = Literal[
     "ok",
     "forgotten",  # hash: no envelope, the memory was forgotten
@@ -46,6 +46,15 @@ Why = Literal[
     "failed_or_moved",  # event: the transaction failed or is in another block
     "no_event",  # event
 ]
+
+
+T = TypeVar("T")
+
+
+def in_order(steps: Mapping[Key, T]) -> list[tuple[Key, T]]:
+    """The steps a caller has for some of the checks, in the checklist's order (CHECKS): verify_memory
+    and `graphsvc verify-bundle` both run theirs through here, so neither spells the order."""
+    return [(key, steps[key]) for key in CHECKS if key in steps]
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from pydantic import (
     TypeAdapter,
 )
 
-from graphsvc.domain.models import PROP_KEY, Graph, Label, RelType, check_data
+from graphsvc.domain.models import PROP_KEY, RESERVED_PROPS, Graph, Label, RelType, check_data
 from graphsvc.domain.proof import Address, Count, Hex32
 from graphsvc.domain.spans import Occurred, parse_occurred
 
@@ -65,7 +65,8 @@ MEMORY_DERIVED = frozenset(
 # An entity is its line's id, label and name, and `source: "extracted"` in `props` when only extraction
 # made it (services/extraction.py); its normalised name is derived by the importing server.
 ENTITY_DERIVED = frozenset({"normName"})
-RELATION_RESERVED = frozenset({"id", "graph"})  # as `link` refuses them in props
+# What `link` refuses in props (domain/reserved.py), but who made a relation: carried by an export.
+RELATION_RESERVED = RESERVED_PROPS - {"source", "writerToken"}
 MemoryId = Annotated[str, Field(min_length=1, max_length=300)]
 Position = Annotated[int, Field(ge=1, le=2**53, strict=True)]
 _STORED_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")

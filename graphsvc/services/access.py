@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 
 from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import DEFAULT_GRAPH
+from graphsvc.domain.models.base import GRAPH
 from graphsvc.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from graphsvc.services.ports import Reader
 
@@ -68,6 +70,10 @@ class AccessService:
         self, graph: str, scopes: list[str], expires_at: datetime | None = None
     ) -> tuple[str, TokenInfo]:
         """A new token; the secret is returned here once and never stored."""
+        if not re.fullmatch(GRAPH, graph):
+            raise InvalidInput(
+                f"a graph name is a letter or digit, then letters, digits, _ . or -: {graph!r}"
+            )
         unknown = sorted(set(scopes) - set(SCOPES))
         if unknown or not scopes:
             raise InvalidInput(f"scopes are {', '.join(SCOPES)}; got {', '.join(unknown) or 'none'}")

@@ -5,7 +5,7 @@
 - `reconcile`: at start-up, finish the batches a stopped process left (a dead replica's lease lapses
   within its TTL), retried until it succeeds once.
 
-The term folds (services/recall/term_fold.py) and the embedding worker (EmbeddingService.embed_pending) are
+The term folds (services/index/term_fold.py) and the embedding worker (EmbeddingService.embed_pending) are
 steps of their own.
 """
 

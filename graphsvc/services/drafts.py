@@ -14,8 +14,8 @@ from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
 from graphsvc.domain.models import Edge, EntityIn, EntityOut, RememberInput, RememberReceipt, RememberResult
 from graphsvc.domain.render import clip
-from graphsvc.services.recall import timing
-from graphsvc.services.recall.keywords import graph_key
+from graphsvc.services.index.keywords import graph_key
+from graphsvc.services.index.times import stamp
 
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 Triple = tuple[str, str, str]  # a relation: (from entity id, type, to entity id)
@@ -40,7 +40,7 @@ class Draft:
     digest: str
     key: str
     temporal: Mapping[str, Any]  # _temporal(req): stored as hashed
-    times: Mapping[str, Any]  # timing.stamp: when it happened and the times it mentions (derived)
+    times: Mapping[str, Any]  # index/times.py's stamp: when it happened and the times it mentions (derived)
     triples: tuple[Triple, ...] = ()
 
     @classmethod
@@ -86,7 +86,7 @@ class Draft:
                 data=req.data,
             ),
             temporal=temporal,
-            times=timing.stamp(req.occurred, datetime.fromisoformat(created_at), req.text),
+            times=stamp(req.occurred, datetime.fromisoformat(created_at), req.text),
         )
 
     @property

@@ -32,9 +32,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
+from graphsvc.services.index.cosines import Cosines, cosines
+from graphsvc.services.index.keywords import graph_key, query_terms
+from graphsvc.services.index.windows import WINDOW
 from graphsvc.services.ports import Row, Store
-from graphsvc.services.recall.keywords import graph_key, query_terms
-from graphsvc.services.recall.ranking import WINDOW, Cosines, cosines
 from graphsvc.services.worker import lowest_priority
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
@@ -168,7 +169,7 @@ class EmbeddingService:
         return asyncio.ensure_future(asyncio.to_thread(encoder.encode_query, text))
 
     async def similarities(self, graph: str, vector: list[float], ids: Sequence[str]) -> Cosines:
-        """Each memory of `ids`: its own cosine to `vector` and its window neighbours' (ranking.cosines)."""
+        """Each memory of `ids`: its own cosine to `vector` and its window neighbours' (index/cosines.py)."""
         [found] = await self._store.run(
             "embed/similarity",
             graph=graph,

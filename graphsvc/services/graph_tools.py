@@ -17,8 +17,8 @@ from graphsvc.domain.models import (
 from graphsvc.errors import NotFound
 from graphsvc.services import provenance
 from graphsvc.services.drafts import new_id
+from graphsvc.services.graph_walk import Node, detail, fetch_nodes, walk
 from graphsvc.services.ports import Reader
-from graphsvc.services.recall.graph_walk import Node, detail, fetch_nodes, walk
 
 
 async def link(store: Reader, req: LinkInput) -> LinkResult:

@@ -33,9 +33,9 @@ from graphsvc.domain.export_check import Checked, Finding, check_lines
 from graphsvc.domain.export_lines import bounded_lines, parse
 from graphsvc.errors import Conflict, InvalidInput, Unavailable
 from graphsvc.services.import_rows import entity_row, memory_row, packed, relation_row
+from graphsvc.services.index.term_stats import as_delta, fields_of, tally
+from graphsvc.services.index.windows import WINDOW
 from graphsvc.services.ports import Reader, Store
-from graphsvc.services.recall.ranking import WINDOW
-from graphsvc.services.recall.term_stats import as_delta, fields_of, tally
 
 PAGE = 500
 Progress = Callable[[int, int], None]  # (memories written, memories in all)

@@ -22,8 +22,8 @@ from graphsvc.domain.merkle import pack_proof
 from graphsvc.domain.render import clip
 from graphsvc.domain.spans import parse_occurred
 from graphsvc.services.drafts import TITLE_WIDTH
-from graphsvc.services.recall import timing
-from graphsvc.services.recall.keywords import graph_key
+from graphsvc.services.index.keywords import graph_key
+from graphsvc.services.index.times import stamp
 
 ENVELOPE_FIELDS = ("text", "tags", "createdAt", "supersedes", "validFrom", "validTo", "occurredAt")
 TEMPORAL = ("supersedes", "validFrom", "validTo", "occurredAt")
@@ -52,7 +52,7 @@ def derived(envelope: dict[str, Any], graph: str, data: str | None = None) -> di
             data=None if data is None else carried_data(data),
         ),
         "graphKey": graph_key(graph),
-        **timing.stamp(
+        **stamp(
             parse_occurred(occurred) if occurred else None,
             datetime.fromisoformat(envelope["createdAt"]),
             text,

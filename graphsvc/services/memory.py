@@ -1,6 +1,6 @@
 """The five graph tools behind one service: remember and forget (services/remember.py), recall
 (services/recall/service.py, scored by services/recall/ranking.py), link and explore (services/graph_tools.py); and the
-term statistics' folder they share (services/recall/term_fold.py).
+term statistics' folder they share (services/index/term_fold.py).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services import graph_tools
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.extraction import ExtractionService
+from graphsvc.services.index.term_fold import TermFolder
 from graphsvc.services.listing import ListingService
 from graphsvc.services.ports import Store
 from graphsvc.services.recall.service import RecallService
-from graphsvc.services.recall.term_fold import TermFolder
 from graphsvc.services.remember import RememberService
 from graphsvc.services.worker import Traffic
 

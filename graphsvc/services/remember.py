@@ -1,6 +1,6 @@
 """The write side of memory: remember (alone, in a group commit, or in bulk) and forget.
 
-Both keep a graph's remember order, its memories' windows (services/recall/ranking.py's WINDOW) and its term
+Both keep a graph's remember order, its memories' windows (services/index/windows.py's WINDOW) and its term
 statistics' deltas in step, in the transaction that writes them. Depends on a small store Protocol,
 not on the driver. Validation of shapes and bounds happens in the contract models; this layer checks
 what needs the graph (relation endpoints, superseded memories, unknown ids).
@@ -28,10 +28,10 @@ from graphsvc.services.drafts import Draft, Stored, Triple
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.group_commit import GroupCommit
+from graphsvc.services.index.term_fold import TermFolder
+from graphsvc.services.index.term_stats import Change, as_delta, fields_of, rewindowed, tally
+from graphsvc.services.index.windows import WINDOW, windows
 from graphsvc.services.ports import Reader, Store
-from graphsvc.services.recall.ranking import WINDOW, windows
-from graphsvc.services.recall.term_fold import TermFolder
-from graphsvc.services.recall.term_stats import Change, as_delta, fields_of, rewindowed, tally
 
 RETRY_WINDOW_S = 300  # a remember of the same content within it is a retry: the stored receipt answers
 SPAN = 2 * WINDOW  # memories on each side whose windows a memory's arrival or departure can change

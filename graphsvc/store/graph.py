@@ -21,6 +21,7 @@ import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
 from neo4j import exceptions as neo4j_errors
 
+from graphsvc.domain.reserved import NAMES
 from graphsvc.errors import Conflict, InvalidInput, NotConfigured, Refused, Unavailable
 from graphsvc.store.cypher import Statement, load
 
@@ -155,6 +156,14 @@ class GraphStore:
         await self._check_version()
         marker = await self._execute("schema/marker", {}, None)
         _refuse_newer(marker)
+        for mended in await self._execute("schema/unplant", {"reserved": sorted(NAMES)}, None):
+            log.warning(
+                "entity %s of graph %s carried graphsvc's own label(s) %s (planted before labels were "
+                "checked): removed",
+                mended["id"],
+                mended["graph"],
+                ", ".join(mended["planted"]),
+            )
         old = await self._execute("schema/old_vector_index", {}, None)
         if old and old[0]["old"]:
             await self._execute("schema/drop_vector_index", {}, None)

@@ -19,13 +19,13 @@ from graphsvc.chain.anchor import AnchorContract, load_artifact
 from graphsvc.config import Settings
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack.chain import DEV_PRIVATE_KEY
+from graphsvc.domain.checklist import CHECKS
 from graphsvc.domain.merkle import memory_leaf
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
 from graphsvc.domain.proof import VERIFIER_ABI, ProofBundle, json_schema
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
 from graphsvc.verifier import (
-    CHECKS,
     EXIT_UNCHECKED,
     BundleError,
     Rpc,

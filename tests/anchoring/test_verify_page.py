@@ -25,11 +25,12 @@ from playwright.async_api import Browser, Page
 from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import Settings
 from graphsvc.devstack.chain import DEV_PRIVATE_KEY
+from graphsvc.domain.checklist import CHECKS
 from graphsvc.domain.merkle import memory_leaf
 from graphsvc.domain.models import EntityIn, GraphInput, IdInput, RememberInput
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.memory import MemoryService
-from graphsvc.verifier import CHECKS, BundleError, Rpc, load_bundle, verify_bundle
+from graphsvc.verifier import BundleError, Rpc, load_bundle, verify_bundle
 from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.neo4j

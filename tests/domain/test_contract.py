@@ -34,7 +34,8 @@ from graphsvc.domain.models import (
     RememberResult,
 )
 from graphsvc.domain.recall_config import RecallConfig
-from graphsvc.services.recall.keywords import graph_key, lucene_query
+from graphsvc.services.index.keywords import graph_key
+from graphsvc.services.recall.query import lucene_query
 from graphsvc.services.recall.ranking import hop_of
 
 POOL = EntityOut(id="Pool:MON/USDC-A", label="Pool", name="MON/USDC-A")

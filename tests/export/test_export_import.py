@@ -23,8 +23,8 @@ from graphsvc.domain.models import GraphInput, LinkInput, RecallInput, RememberI
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.import_export import ExportRejected, NotWritten
 from graphsvc.services.import_rows import derived
+from graphsvc.services.index.keywords import graph_key
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.keywords import graph_key
 from graphsvc.store.graph import GraphStore
 from tests.exports import MON, POOL, anchoring, audited, export, importer, wipe
 

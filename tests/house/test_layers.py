@@ -21,6 +21,15 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+def _imported(path: Path) -> set[str]:
+    """`_imports` and, for `from a import b`, `a.b` too: the module that may be what is imported."""
+    names = _imports(path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
 def _modules(subpackage: str) -> list[Path]:
     root = PACKAGE / subpackage
     return sorted(root.rglob("*.py")) if root.is_dir() else [root.with_suffix(".py")]
@@ -104,7 +113,7 @@ def test_layer_imports_only_what_it_may(where: str, forbidden: tuple[str, ...]) 
 
 
 def test_the_domain_imports_the_standard_library_pydantic_and_the_hashing_codecs_only() -> None:
-    allowed = {*sys.stdlib_module_names, "pydantic", "rfc8785", "eth_utils", "eth_abi"}
+    allowed = {*sys.stdlib_module_names, "pydantic", "typing_extensions", "rfc8785", "eth_utils", "eth_abi"}
     for path in _modules("domain"):
         bad = {
             name
@@ -158,3 +167,51 @@ def test_only_the_encoder_package_imports_the_model_runtime() -> None:
         if any(name.split(".")[0] in ("onnxruntime", "tokenizers", "numpy") for name in _imports(path))
     }
     assert users == {"encoder"}
+
+
+SERVICES = PACKAGE / "services"
+
+
+def _room(module: str) -> str | None:
+    """The room of services/ a module is in: its folder (recall, index, anchoring), else its own name."""
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["graphsvc", "services"] and len(parts) > 2 else None
+
+
+def _rooms() -> dict[str, set[str]]:
+    """Each room of services/ and the other rooms it imports."""
+    rooms: dict[str, set[str]] = {}
+    for path in SERVICES.rglob("*.py"):
+        here = path.relative_to(SERVICES).parts[0].removesuffix(".py")
+        if here != "__init__":
+            used = {_room(name) for name in _imported(path)}
+            rooms.setdefault(here, set()).update(r for r in used if r is not None and r != here)
+    return rooms
+
+
+def test_no_import_in_services_runs_back_up_the_layers() -> None:
+    """The rooms of services/ stand on floors: a room imports only rooms below it, so none imports a room
+    that (through others) imports it."""
+    rooms, floors = _rooms(), dict[str, int]()
+
+    def floor(room: str, path: tuple[str, ...]) -> int:
+        assert room not in path, f"services/ rooms import each other: {' -> '.join((*path, room))}"
+        if room not in floors:
+            floors[room] = 1 + max((floor(r, (*path, room)) for r in rooms.get(room, ())), default=0)
+        return floors[room]
+
+    for room in sorted(rooms):
+        floor(room, ())
+
+
+def test_only_the_service_serving_recall_and_the_composition_root_import_recall() -> None:
+    """services/recall/ is recall's pipeline: what the write side stores for it lives below both, in
+    services/index/."""
+    recall = SERVICES / "recall"
+    users = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if not path.is_relative_to(recall)
+        and any(name.startswith("graphsvc.services.recall") for name in _imported(path))
+    }
+    assert users <= {"services/memory.py", "app.py"}

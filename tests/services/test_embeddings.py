@@ -29,10 +29,10 @@ from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.encoder.onnx import MAVEN_CENTRAL, MODELS, EncoderUnavailable, Maven, OnnxEncoder, files
 from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.index.keywords import keywords
+from graphsvc.services.index.term_fold import fold
+from graphsvc.services.index.term_stats import analyze
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.keywords import keywords
-from graphsvc.services.recall.term_fold import fold
-from graphsvc.services.recall.term_stats import analyze
 from graphsvc.store.graph import GraphStore
 from tests import paraphrase_hard
 from tests.conftest import _serve
@@ -210,7 +210,7 @@ async def test_a_memory_not_yet_embedded_is_found_by_keywords(
     await _drain(embeddings)
     [pending] = await _remember(semantic_memory, graph, ["the zeppelin museum opens on Sunday"])
     # the statistics folded first: a recall racing the fold's commit may read its delta in neither the
-    # counters nor the pending deltas (services/recall/term_fold.py), which once let the window-only hit win
+    # counters nor the pending deltas (services/index/term_fold.py), which once let the window-only hit win
     await fold(store, graph)
     assert (await _vectors(store, graph))[pending] is None
     assert await _recalled(semantic_memory, graph, "zeppelin museum", limit=1) == [pending]

@@ -13,7 +13,7 @@ from graphsvc.domain.models import RememberInput
 from graphsvc.errors import Conflict, GraphsvcError, NotFound, Unavailable
 from graphsvc.services.drafts import Draft, Stored
 from graphsvc.services.group_commit import GroupCommit
-from graphsvc.services.recall.term_fold import TermFolder
+from graphsvc.services.index.term_fold import TermFolder
 from graphsvc.services.remember import Outcome, RememberService
 
 BOUND_S = 10  # no wait in these tests comes near it unless something hangs

@@ -12,7 +12,7 @@ import pytest
 
 from graphsvc.errors import Unavailable
 from graphsvc.services import worker as worker_module
-from graphsvc.services.recall.term_fold import TermFolder
+from graphsvc.services.index.term_fold import TermFolder
 from graphsvc.services.worker import Traffic, Worker
 
 WITHIN_S = 10.0  # every wait on a step is bounded by this
@@ -228,7 +228,7 @@ class FailingOnce:
 async def test_the_term_folder_keeps_the_graphs_of_a_failed_fold_and_folds_them_when_neo4j_is_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from graphsvc.services.recall import term_fold
+    from graphsvc.services.index import term_fold
 
     monkeypatch.setattr(term_fold, "FOLD_DELAY_S", 0.0)
     store = FailingOnce()

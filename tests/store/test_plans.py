@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.domain.models import RecallInput, RememberInput
+from graphsvc.services.index.keywords import graph_key
+from graphsvc.services.index.term_fold import fold
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.keywords import graph_key
-from graphsvc.services.recall.term_fold import fold
 from graphsvc.services.remember import SPAN
 from graphsvc.store.graph import GraphStore
 from tests.stack.test_browser_guide import guide_blocks

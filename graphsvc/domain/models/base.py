@@ -15,20 +15,27 @@ import rfc8785
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    WithJsonSchema,
     field_validator,
 )
+from typing_extensions import TypeAliasType
 
+from graphsvc.domain import reserved
 from graphsvc.domain.spans import parse_occurred
 
 DEFAULT_GRAPH = "default"
 CONTEXT_NODE_CAP = 300
-RESERVED_LABELS = frozenset({"Memory", "Entity", "Batch", "Tombstone", "Pending", "AnchorState", "ApiToken"})
-RESERVED_TYPES = frozenset({"MENTIONS", "IN_BATCH", "SUPERSEDES"})
-# A relation's own properties, which `link` props cannot set: its id, its graph, and who made it
-# (`source` agent or extracted, the `writerToken`, the `extractor`).
-RESERVED_PROPS = frozenset({"id", "graph", "source", "writerToken", "extractor"})
+LABEL = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+REL_TYPE = r"^[A-Z][A-Z0-9_]{0,63}$"
+# What graphsvc's statements name (domain/reserved.py): never a tenant's label or relation type.
+RESERVED_LABELS = reserved.NAMES
+RESERVED_TYPES = frozenset(name for name in reserved.NAMES if re.fullmatch(REL_TYPE, name))
+# A relation's own properties, which `link` props cannot set: its id, its graph, who made it (`source`
+# agent or extracted, the `writerToken`, the `extractor`), and every key a statement reads on a relation.
+RESERVED_PROPS = frozenset({"id", "graph", "source", "writerToken", "extractor"}) | reserved.RELATION_KEYS
 INT64 = (-(2**63), 2**63 - 1)  # what a Neo4j property holds
 MAX_JSON_DEPTH = 64
 # Each pattern is checked here and published in the JSON schemas (MCP tools/list, OpenAPI), so a
@@ -38,8 +45,6 @@ CONTROL_CHARS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
 SPACES = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 CLEAN_TEXT = rf"^[^{CONTROL_CHARS}]*[^{SPACES}{CONTROL_CHARS}][^{CONTROL_CHARS}]*$"
 NOT_BLANK = rf"[^{SPACES}]"
-LABEL = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
-REL_TYPE = r"^[A-Z][A-Z0-9_]{0,63}$"
 PROP_KEY = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 MEMORY_ID = r"^mem_[A-Za-z0-9]{1,64}$"
 _LABEL = re.compile(LABEL)
@@ -152,6 +157,7 @@ def check_props(props: dict[str, Any]) -> dict[str, Any]:
 
 
 DATA_MAX = 65_536
+SAFE_INT = 2**53 - 1  # JSON's exact integers: remember's content key is canonical JSON (RFC 8785) of `data`
 
 
 def check_data(data: dict[str, Any]) -> dict[str, Any]:
@@ -160,8 +166,29 @@ def check_data(data: dict[str, Any]) -> dict[str, Any]:
     try:
         rfc8785.dumps(data)  # remember's content key is taken over it
     except rfc8785.CanonicalizationError as e:
-        raise ValueError("data's integers must lie within ±2**53 (JSON's exact range)") from e
+        raise ValueError(f"data's integers must lie within ±{SAFE_INT} (JSON's exact range)") from e
     return data
+
+
+# `data` as the schemas publish it, every bound the server holds it to: JSON values whose integers lie
+# within ±SAFE_INT at any depth (a number with a fraction, or an integer within them). Validation is
+# check_data's, which names the bound.
+_FRACTION: dict[str, Any] = {"type": "number", "not": {"type": "integer"}}
+JsonValue = TypeAliasType(
+    "JsonValue",
+    Annotated[int, Field(ge=-SAFE_INT, le=SAFE_INT)]
+    | Annotated[float, WithJsonSchema(_FRACTION)]
+    | str
+    | bool
+    | list["JsonValue"]
+    | dict[str, "JsonValue"]
+    | None,
+)
+Data = Annotated[
+    dict[str, Any],
+    BeforeValidator(lambda value: value, json_schema_input_type=dict[str, JsonValue]),
+    AfterValidator(check_data),
+]
 
 
 def _schema_extra(pattern: str, reserved: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -194,7 +221,8 @@ PROPS_SCHEMA: dict[str, Any] = {
     },
 }
 
-Graph = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Tenant graph")]
+GRAPH = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+Graph = Annotated[str, Field(pattern=GRAPH, description="Tenant graph")]
 Text = Annotated[
     str,
     Field(min_length=1, max_length=4000, json_schema_extra=_schema_extra(CLEAN_TEXT)),

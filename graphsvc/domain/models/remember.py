@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    AfterValidator,
     Field,
     SkipValidation,
     model_validator,
@@ -16,6 +15,7 @@ from graphsvc.domain.models.base import (
     DEFAULT_GRAPH,
     ContractInput,
     ContractOutput,
+    Data,
     Graph,
     Instant,
     Label,
@@ -25,7 +25,6 @@ from graphsvc.domain.models.base import (
     Tag,
     Text,
     When,
-    check_data,
 )
 from graphsvc.domain.spans import Occurred, parse_occurred
 
@@ -66,7 +65,7 @@ class RememberInput(ContractInput):
         description="When what it tells happened: 2023, 2023-05, 2023-05-07 or an ISO 8601 instant "
         "(default: when it is remembered)",
     )
-    data: Annotated[dict[str, Any], AfterValidator(check_data)] | None = Field(
+    data: Data | None = Field(
         default=None,
         description=f"A JSON object kept with the memory and listed with it (at most {DATA_MAX:,} "
         "characters as JSON); not part of its hash: the text is",

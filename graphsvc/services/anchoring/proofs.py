@@ -4,17 +4,20 @@ through the chain port, and the bundle that lets anyone check it without graphsv
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from graphsvc.domain.anchor import Batch, OnChain, included
 from graphsvc.domain.checklist import (
+    Finding,
+    Key,
     check_chain,
     check_contract,
     check_event,
     check_hash,
     check_proof,
     check_root,
+    in_order,
 )
 from graphsvc.domain.hashing import stored_envelope
 from graphsvc.domain.merkle import unpack_proof
@@ -44,8 +47,8 @@ class Proofs:
         return row
 
     async def verify(self, req: IdInput) -> VerifyResult:
-        """The checklist's checks, in its order: hash, proof, then (once the batch is on chain) the
-        chain, the contract, the root at `finalized`, the event, and the contract's own verifyMemory.
+        """The checklist's checks (graphsvc.domain.checklist): the hash and the proof, then, once the
+        batch is on chain, its chain checks in the checklist's order and the contract's own verifyMemory.
 
         Raises:
             NotFound: no such memory, alive or forgotten.
@@ -102,23 +105,30 @@ class Proofs:
             problems.append("no chain is configured, so the root cannot be checked on chain")
             return False
         anchor, root = _anchor_record(batch), batch["root"]
+
+        async def served() -> Finding:
+            return check_chain(await chain.chain_id(), anchor)
+
+        async def contract() -> Finding:
+            return check_contract(chain.address or "", anchor, pinned=True, has_code=True)
+
+        async def anchored() -> Finding:
+            return check_root(await chain.anchor_of(root, "finalized"), anchor)
+
+        async def event() -> Finding:
+            return check_event(await chain.inclusion(batch["txHash"], root), anchor)
+
+        steps: dict[Key, Callable[[], Awaitable[Finding]]] = {
+            "chain": served,
+            "contract": contract,
+            "root": anchored,
+            "event": event,
+        }
         try:
-            if not (
-                check_chain(await chain.chain_id(), anchor).ok
-                and check_contract(chain.address or "", anchor, pinned=True, has_code=True).ok
-            ):
-                problems.append("the configured chain or contract is not the one this batch was anchored on")
-                return False
-            found = check_root(await chain.anchor_of(root, "finalized"), anchor)
-            if found.found is None:
-                problems.append("the root is not on chain at the finalized block yet")
-                return False
-            if not found.ok:
-                problems.append("on chain the root has another batch, size or block than this batch records")
-                return False
-            if not check_event(await chain.inclusion(batch["txHash"], root), anchor).ok:
-                problems.append("the anchoring transaction's receipt has no matching RootAnchored event")
-                return False
+            for _, step in in_order(steps):
+                if not (found := await step()).ok:
+                    problems.append(_chain_problem(found))
+                    return False
             if not await chain.verify_memory(root, memory_id, stored_hash, proof):
                 problems.append("the contract's verifyMemory rejects this proof")
                 return False
@@ -159,6 +169,17 @@ def _anchor_fields(batch: OnChain) -> dict[str, Any]:
         "leafCount": batch["count"],
         "anchoredAt": batch["anchoredAt"],
     }
+
+
+def _chain_problem(found: Finding) -> str:
+    """verify_memory's problem for the chain check that failed."""
+    if found.key in ("chain", "contract"):
+        return "the configured chain or contract is not the one this batch was anchored on"
+    if found.key == "root" and found.found is None:
+        return "the root is not on chain at the finalized block yet"
+    if found.key == "root":
+        return "on chain the root has another batch, size or block than this batch records"
+    return "the anchoring transaction's receipt has no matching RootAnchored event"
 
 
 def _anchor_record(batch: OnChain) -> AnchorRecord:

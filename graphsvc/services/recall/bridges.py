@@ -25,10 +25,25 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from graphsvc.services.ports import Reader
-from graphsvc.services.recall.graph_walk import EdgeFilter
+from graphsvc.services.graph_walk import EdgeFilter
+from graphsvc.services.ports import Reader, Row
+
+
+@dataclass(frozen=True, slots=True)
+class Bridge:
+    """A bridge of a first memory (`source`): the entity, how many memories mention it (its degree)
+    and the other memories that do."""
+
+    source: str
+    entity: str
+    degree: int
+    others: tuple[str, ...]
+
+    @classmethod
+    def of(cls, row: Row) -> Bridge:
+        """From a row of graph/bridges."""
+        return cls(row["from"], row["entity"], row["degree"], tuple(row["others"]))
 
 
 @dataclass(frozen=True)
@@ -37,7 +52,7 @@ class Bridges:
     other memories that mention it."""
 
     size: int = 0
-    rows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    rows: list[Bridge] = field(default_factory=list[Bridge])
 
 
 async def fetch(
@@ -55,7 +70,7 @@ async def fetch(
         token=edges.token,
         maxDegree=max_degree,
     )
-    return Bridges(found["size"] or 0, found["rows"])
+    return Bridges(found["size"] or 0, [Bridge.of(row) for row in found["rows"]])
 
 
 def share(degree: int, size: int) -> float:
@@ -69,11 +84,11 @@ def scored(bridges: Bridges, first: Sequence[str]) -> dict[str, float]:
     """Each memory's bridge value (the module's formula); none for the first memories themselves: the
     first pass's order among its best stands."""
     rank = {memory_id: n for n, memory_id in enumerate(first)}
-    size = max(bridges.size, max((row["degree"] for row in bridges.rows), default=0))
+    size = max(bridges.size, max((row.degree for row in bridges.rows), default=0))
     total: dict[str, float] = {}
     for row in bridges.rows:
-        carried = share(row["degree"], size) / (1 + rank.get(row["from"], len(rank)))
-        for other in row["others"]:
+        carried = share(row.degree, size) / (1 + rank.get(row.source, len(rank)))
+        for other in row.others:
             if other not in rank:  # the first memories are where the pass starts, not what it brings
                 total[other] = total.get(other, 0.0) + carried
     return {memory_id: min(1.0, value) for memory_id, value in total.items()}
@@ -84,8 +99,8 @@ def depths(bridges: Bridges, depth_of: Mapping[str, int]) -> dict[str, int]:
     shallowest first memory that reaches it, so recall's hop limit holds for what the pass brings."""
     reached: dict[str, int] = {}
     for row in bridges.rows:
-        depth = depth_of[row["from"]] + 2
-        for other in row["others"]:
+        depth = depth_of[row.source] + 2
+        for other in row.others:
             reached[other] = min(reached.get(other, depth), depth)
     return reached
 

@@ -4,21 +4,21 @@ The score of a memory the walk reached within `hops` (docs/recall.md) is service
 every weight and count from the RecallConfig (graphsvc/domain/recall_config.py). This module gathers
 each memory's `evidence` for it and orders the memories (`ranked`):
 
-- keyword: the memory's BM25 over the graph's own term statistics (services/recall/term_stats.py's
+- keyword: the memory's BM25 over the graph's own term statistics (services/recall/bm25.py's
   QueryScorer: Lucene's analysis and BM25) summed over the config's field weights: the memory's
   window, its own text and its tags; with the query's attainable BM25 (`Hits`), of which it covers a
   share. A memory's window is its text with the texts of WINDOW memories on each side in its graph's
-  remember order (`windows`: stored at remember, so not a knob of recall). Lucene finds the
+  remember order (services/index/windows.py: stored at remember, so not a knob of recall). Lucene finds the
   `candidates` that are rescored; the best `keyword_seeds` of them are the keyword hits, hop 0.
 - named: the memory mentions an entity whose name the query contains (every word of the name is a word
-  of the query: keywords.named_in).
+  of the query: query.named_in).
 - hop: ceil(d / 2) (`hop_of`), d counting graph steps from the nearest keyword hit (d = 0; the anchor
   entity is d = -1): a keyword hit, or a memory that mentions the anchor, is hop 0; a memory sharing
   an entity with a hop-0 memory is hop 1. The walk term is 1 / (1 + hop) plus the sum, over the
   entities through which the walk reached the memory (the anchor for hop 0), of 1 / degree (at least
   1), capped at 1, so a hub entity adds almost nothing.
 - meaning (embeddings on): its cosine to the query and its embedded window neighbours' best
-  (`cosines`). The candidates are the keyword hits and the graph's `semantic_seeds` memories nearest
+  (services/index/cosines.py). The candidates are the keyword hits and the graph's `semantic_seeds` memories nearest
   to the query, which join the walk as hop-0 seeds; a memory reached only by the walk gets none.
 - time (only when recall reads a time window: services/recall/timing.py computes it): the largest fraction of
   one of the memory's times (when it happened, or a time its text mentions) inside the window; the
@@ -32,16 +32,16 @@ hits, then by id.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
 
 from graphsvc.domain.recall_config import Calibration, RecallConfig
+from graphsvc.services.graph_walk import Node, Walk
+from graphsvc.services.index.cosines import Cosines
+from graphsvc.services.ports import Row
 from graphsvc.services.recall import fusion
-from graphsvc.services.recall.graph_walk import Walk
 
-WINDOW = 2  # memories on each side (in the graph's remember order) whose text joins a memory's window
 ROUNDING = 4  # decimals a score keeps (equal scores then order as the module docstring says)
 
 
@@ -50,90 +50,85 @@ def hop_of(depth: int) -> int:
     return math.ceil(depth / 2)
 
 
-def windows(sequence: Sequence[tuple[str, str]], targets: Sequence[str]) -> list[dict[str, str]]:
-    """Each target's window: its text joined with up to WINDOW texts on each side in `sequence`
-    ((id, text) pairs in remember order)."""
-    at = {memory_id: i for i, (memory_id, _) in enumerate(sequence)}
-    return [
-        {
-            "id": t,
-            "window": "\n".join(text for _, text in sequence[max(0, at[t] - WINDOW) : at[t] + WINDOW + 1]),
-        }
-        for t in targets
-    ]
+@dataclass(slots=True)
+class Hit:
+    """A keyword hit (graph/keyword_hits' row): the memory as a node of the walk (hop 0), the window its
+    keywords are also scored on, its remember order (`seq`: the graph's own; None for a memory of a
+    version before it) and its score (Lucene's, then its BM25 on the graph's own statistics)."""
+
+    node: Node
+    window: str | None = None
+    seq: int | None = None
+    score: float = 0.0
+
+    @classmethod
+    def of(cls, row: Row) -> Hit:
+        """From a row of graph/keyword_hits."""
+        return cls(Node.from_row(row, 0), row["window"], row["seq"], row["score"])
 
 
-def by_score_then_order(row: dict[str, Any]) -> tuple[float, bool, int, str]:
+def by_score_then_order(hit: Hit) -> tuple[float, bool, int, str]:
     """Rescored keyword hits best first, equal scores in remember order (the graph's own `seq`; none
     for a memory of a version before it): Lucene orders its ties by index order, which is remember
     order for a graph alone on its server, but other graphs' writes move it."""
-    seq = row.get("seq")
-    return -row["score"], seq is None, seq or 0, row["id"]
+    return -hit.score, hit.seq is None, hit.seq or 0, hit.node.id
 
 
 @dataclass(frozen=True)
 class Hits:
-    """Recall's keyword hits, best first (graph/keyword_hits' rows, `score` their BM25), and the query's
-    attainable BM25 (fusion.Evidence; 0 when the graph's statistics are unknown)."""
+    """Recall's keyword hits, best first (`score` their BM25), and the query's attainable BM25
+    (fusion.Evidence; 0 when the graph's statistics are unknown)."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    rows: list[Hit] = field(default_factory=list[Hit])
     attainable: float = 0.0
 
     @property
     def scores(self) -> dict[str, float]:
         """BM25 by memory, in the hits' order."""
-        return {row["id"]: row["score"] for row in self.rows}
+        return {hit.node.id: hit.score for hit in self.rows}
 
     def ceiling(self, k1: float) -> float:
         """The divisor of keyword coverage: the attainable BM25, else the best hit's score standing in
         for it (coverage is then the score over the best's)."""
-        best = max((row["score"] for row in self.rows), default=0.0)
+        best = max((hit.score for hit in self.rows), default=0.0)
         return self.attainable or (k1 + 1) * best
 
 
-Cosines = dict[str, tuple[float | None, float | None]]  # a memory's own cosine and its window's best
+@dataclass(frozen=True)
+class Asked:
+    """What recall knows of a request's memories, for `evidence`: the walk (`context`) and the memories
+    within `hops` of it; the keyword hits (`hits`, BM25 with saturation `k1`); the entities the query
+    names (`named`); the embeddings' nearest (`seeds`) and the cosines (`near`, as index/cosines.py
+    gives them); the memories valid at the instant asked (`keep`; None: history, all of them); each
+    memory's overlap with the time window the request names (`timely`, as timing.term gives it) and with
+    a narrow one (`inside`); its bridge to the first pass's best (`bridge`, services/recall/bridges.py)."""
+
+    context: Walk
+    hits: Hits
+    k1: float
+    named: set[str]
+    hops: int
+    seeds: AbstractSet[str] = frozenset()
+    near: Cosines = field(default_factory=Cosines)
+    keep: set[str] | None = None
+    timely: dict[str, float] = field(default_factory=dict[str, float])
+    inside: dict[str, float] = field(default_factory=dict[str, float])
+    bridge: dict[str, float] = field(default_factory=dict[str, float])
 
 
-def cosines(rows: Iterable[dict[str, Any]]) -> Cosines:
-    """Each memory's own cosine to the query and its best window neighbour's (None: not embedded);
-    rows (embed/similarity) hold Neo4j's scale, (1 + cos) / 2."""
-    return {
-        row["id"]: (
-            2 * row["own"] - 1 if row["own"] is not None else None,
-            max((2 * s - 1 for s in row["near"]), default=None),
-        )
-        for row in rows
-    }
-
-
-def evidence(
-    context: Walk,
-    hits: Hits,
-    k1: float,
-    named: set[str],
-    hops: int,
-    seeds: AbstractSet[str] = frozenset(),
-    near: dict[str, tuple[float | None, float | None]] | None = None,
-    keep: set[str] | None = None,
-    timely: dict[str, float] | None = None,
-    inside: dict[str, float] | None = None,
-    bridge: dict[str, float] | None = None,
-) -> dict[str, fusion.Evidence]:
-    """What recall knows of each memory of the context within `hops`: its keyword hit (`hits`, BM25
-    with saturation `k1`), whether it is among the embeddings' nearest (`seeds`), its cosines (`near`,
-    as `cosines` gives them), the entities the query names (`named`), its overlap with the time window
-    the request names (`timely`, as timing.term gives it) and with a narrow one (`inside`), and its
-    bridge to the first pass's best (`bridge`, services/recall/bridges.py). Only the
-    memories in `keep` (those valid at the instant asked), unless it is None (history)."""
-    support, boosted = _support(context, named)
-    bm25, ceiling, near = hits.scores, hits.ceiling(k1), near or {}
+def evidence(asked: Asked) -> dict[str, fusion.Evidence]:
+    """What recall knows of each memory of the context within `asked.hops` (`Asked` says what each
+    part is); only the memories in `asked.keep`, unless it is None (history)."""
+    support, boosted = _support(asked.context, asked.named)
+    bm25, ceiling = asked.hits.scores, asked.hits.ceiling(asked.k1)
     found: dict[str, fusion.Evidence] = {}
-    for node in context.nodes.values():
-        if not node.is_memory or node.depth < 0 or hop_of(node.depth) > hops:
+    for node in asked.context.nodes.values():
+        if not node.is_memory or node.depth < 0 or hop_of(node.depth) > asked.hops:
             continue
-        if keep is not None and node.id not in keep:
+        if asked.keep is not None and node.id not in asked.keep:
             continue
-        own, neighbour = near.get(node.id, (None, None))
+        own, neighbour = asked.near.get(node.id, (None, None))
+        time = asked.timely.get(node.id, 0.0)
         found[node.id] = fusion.Evidence(
             bm25=bm25.get(node.id, 0.0),
             attainable=ceiling,
@@ -142,14 +137,14 @@ def evidence(
             hop=hop_of(node.depth),
             support=support.get(node.id, 0.0),
             named=node.id in boosted,
-            time=(timely or {}).get(node.id, 0.0),
-            inside=(inside or {}).get(node.id, 0.0),
-            bridge=(bridge or {}).get(node.id, 0.0),
+            time=time,
+            inside=asked.inside.get(node.id, 0.0),
+            bridge=asked.bridge.get(node.id, 0.0),
             found_by=fusion.signals(
                 keyword=node.id in bm25,
-                meaning=node.id in seeds,
-                time=(timely or {}).get(node.id, 0.0) > 0,
-                walk=node.id in support or node.id in (bridge or {}),
+                meaning=node.id in asked.seeds,
+                time=time > 0,
+                walk=node.id in support or node.id in asked.bridge,
             ),
         )
     return found

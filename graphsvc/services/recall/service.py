@@ -14,7 +14,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.models import CONTEXT_NODE_CAP, RecalledMemory, RecallInput, RecallResult, ScoreParts
@@ -22,12 +21,16 @@ from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.services import provenance
 from graphsvc.services.embeddings import EmbeddingService
-from graphsvc.services.ports import Reader, Row
+from graphsvc.services.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
+from graphsvc.services.index.cosines import Cosines
+from graphsvc.services.index.keywords import query_terms
+from graphsvc.services.index.term_stats import analyzed_lines
+from graphsvc.services.ports import Reader
 from graphsvc.services.recall import bridges, fusion, timing
-from graphsvc.services.recall.graph_walk import EdgeFilter, Node, Walk, detail, fetch_nodes, walk
-from graphsvc.services.recall.keywords import lucene_query, named_in, query_terms
-from graphsvc.services.recall.ranking import Cosines, Hits, by_score_then_order, evidence, hop_of, ranked
-from graphsvc.services.recall.term_stats import GraphStats, QueryScorer, analyzed_lines
+from graphsvc.services.recall.bm25 import GraphStats, QueryScorer
+from graphsvc.services.recall.query import lucene_query, named_in
+from graphsvc.services.recall.ranking import Asked, Hit, Hits, by_score_then_order, evidence, hop_of, ranked
+from graphsvc.services.recall.validity import Validity
 
 MAX_RELATIONS = 1000
 
@@ -40,7 +43,7 @@ class Gathered:
 
     reading: timing.Reading
     context: Walk
-    validity: dict[str, dict[str, Any]]
+    validity: dict[str, Validity]
     found: dict[str, fusion.Evidence]
     hits: list[str]
     calibration: Calibration | None
@@ -94,27 +97,36 @@ class RecallService:
             self._keyword_hits(req.graph, reading.keywords), self._nearest(req.graph, vector)
         )
         text = hits.scores
-        start += [Node.from_row(row, 0) for row in hits.rows]
-        start += [Node.from_row(row, 0) for row in nearest if row["id"] not in text]
+        start += [hit.node for hit in hits.rows]
+        start += [node for node in nearest if node.id not in text]
         start += await self._window_seeds(req.graph, reading, {n.id for n in start})
         edges = EdgeFilter(req.links, provenance.caller_token())
+        similar_ids = [hit.node.id for hit in hits.rows[: config.similar_hits]] + [n.id for n in nearest]
         (context, validity), similar = await asyncio.gather(
-            self._walk(req.graph, start, req.hops, edges),
-            self._similarities(
-                req.graph, vector, [row["id"] for row in hits.rows[: config.similar_hits] + nearest]
-            ),
+            self._walk(req.graph, start, req.hops, edges), self._similarities(req.graph, vector, similar_ids)
         )
         named = named_in(req.query or "", {n.id: n.text for n in context.nodes.values() if not n.is_memory})
         at, now = (format_timestamp(req.asOf) if req.asOf else None), format_timestamp(self._clock())
-        seeds = {row["id"] for row in nearest}
+        seeds = {node.id for node in nearest}
         calibration = config.calibration(self._embeddings.model_name) if self._embeddings else None
 
         def weighed(bridge: dict[str, float] | None = None) -> dict[str, fusion.Evidence]:
-            keep = None if req.history else {i for i, row in validity.items() if _valid_at(row, at, now)}
-            timely = timing.term(reading, validity.values(), config.when_score)
-            inside = reading.inside(validity.values(), config.narrow_days)
+            keep = None if req.history else {i for i, v in validity.items() if v.holds(at, now)}
+            times = [v.times for v in validity.values()]
             return evidence(
-                context, hits, config.bm25_k1, named, req.hops, seeds, similar, keep, timely, inside, bridge
+                Asked(
+                    context=context,
+                    hits=hits,
+                    k1=config.bm25_k1,
+                    named=named,
+                    hops=req.hops,
+                    seeds=seeds,
+                    near=similar,
+                    keep=keep,
+                    timely=timing.term(reading, times, config.when_score),
+                    inside=reading.inside(times, config.narrow_days),
+                    bridge=bridge or {},
+                )
             )
 
         found = weighed()
@@ -143,8 +155,8 @@ class RecallService:
         """The memories of the window the request names that are not seeds already (hop 0)."""
         if reading.window is None:
             return []
-        rows = await timing.seeds(self._store, graph, reading.window, self.config)
-        return [Node.from_row(row, 0) for row in rows if row["id"] not in seeded]
+        nodes = await timing.seeds(self._store, graph, reading.window, self.config)
+        return [node for node in nodes if node.id not in seeded]
 
     async def _anchor(self, graph: str, entity: str) -> list[Node]:
         """The anchor entity's nodes, one step before its memories (depth -1)."""
@@ -170,32 +182,33 @@ class RecallService:
             limit=config.candidates,
             terms=sorted(set(terms)),
         )
-        rows: list[dict[str, Any]] = found["rows"]
+        rows = [Hit.of(row) for row in found["rows"]]
         stats = GraphStats.from_row(found["stats"], found["pending"])
         attainable = 0.0
         if stats is not None:
             scorer = QueryScorer(stats, terms, config.field_weights, k1=config.bm25_k1, b=config.bm25_b)
             attainable = scorer.attainable()
-            for row in rows:
-                tags: list[str] = row["tags"] or []
-                row["score"] = scorer.score(
+            for hit in rows:
+                hit.score = scorer.score(
                     {
-                        "text": analyzed_lines(row["text"]),
-                        "window": analyzed_lines(row["window"] or ""),
-                        "tags": analyzed_lines(*tags),
+                        "text": analyzed_lines(hit.node.text),
+                        "window": analyzed_lines(hit.window or ""),
+                        "tags": analyzed_lines(*hit.node.tags),
                     }
                 )
             rows.sort(key=by_score_then_order)
         return Hits(rows[: config.keyword_seeds], attainable)
 
-    async def _nearest(self, graph: str, vector: Awaitable[list[float]] | None) -> list[Row]:
-        """The graph's memories nearest to the query (services/embeddings.py); none when off."""
+    async def _nearest(self, graph: str, vector: Awaitable[list[float]] | None) -> list[Node]:
+        """The graph's memories nearest to the query (services/embeddings.py), as seeds of the walk
+        (hop 0); none when off."""
         if vector is None or self._embeddings is None:
             return []
         config = self.config
-        return await self._embeddings.nearest(
+        rows = await self._embeddings.nearest(
             graph, await vector, config.semantic_seeds, config.vector_breadth
         )
+        return [Node.from_row(row, 0) for row in rows]
 
     async def _similarities(
         self, graph: str, vector: Awaitable[list[float]] | None, ids: list[str]
@@ -207,7 +220,7 @@ class RecallService:
 
     async def _walk(
         self, graph: str, start: list[Node], hops: int, edges: EdgeFilter
-    ) -> tuple[Walk, dict[str, dict[str, Any]]]:
+    ) -> tuple[Walk, dict[str, Validity]]:
         """The walk from the seeds within `hops` over the edges the request's `links` keeps, and the
         validity of the memories it reached."""
         context = await walk(
@@ -221,35 +234,21 @@ class RecallService:
         )
         return context, await self._validity(graph, context)
 
-    async def _validity(self, graph: str, context: Walk) -> dict[str, dict[str, Any]]:
+    async def _validity(self, graph: str, context: Walk) -> dict[str, Validity]:
         """memory/validity's row of each memory the walk reached."""
         return await self._validity_of(
             graph, [n.id for n in context.nodes.values() if n.is_memory and n.depth >= 0]
         )
 
-    async def _validity_of(self, graph: str, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+    async def _validity_of(self, graph: str, memory_ids: list[str]) -> dict[str, Validity]:
         """memory/validity's row of each of these memories."""
         if not memory_ids:
             return {}
         [found] = await self._store.run("memory/validity", graph=graph, ids=memory_ids)
-        return {row["id"]: row for row in found["rows"]}
+        return {v.id: v for v in map(Validity.of, found["rows"])}
 
 
-def _valid_at(row: dict[str, Any], at: str | None, now: str) -> bool:
-    """A memory holds from its start (validFrom, else when it was remembered) until its validTo or
-    the start of the first memory superseding it, whichever comes first; `at` None is now, where
-    whatever was remembered has started (so no replica's clock can hide a fresh write). Instants
-    are `YYYY-MM-DDTHH:MM:SS.mmmZ` text, which orders as time does."""
-
-    def start(m: dict[str, Any]) -> str:
-        return m["validFrom"] or (m["createdAt"] if at else "")
-
-    ends = [start(s) for s in row["successors"]] + ([row["validTo"]] if row["validTo"] else [])
-    moment = at or now
-    return start(row) <= moment and all(moment < end for end in ends)
-
-
-def _recalled(node: Node, parts: fusion.Parts, hop: int, validity: dict[str, Any]) -> RecalledMemory:
+def _recalled(node: Node, parts: fusion.Parts, hop: int, validity: Validity) -> RecalledMemory:
     """A ranked memory as recall answers it, with its score's parts, the signals that found it and its
     validity (memory/validity's row)."""
     return RecalledMemory(
@@ -259,10 +258,10 @@ def _recalled(node: Node, parts: fusion.Parts, hop: int, validity: dict[str, Any
         distance=hop,
         anchorId=node.anchorId,
         tags=node.tags,
-        validFrom=validity["validFrom"],
-        validTo=validity["validTo"],
-        supersededBy=sorted(s["id"] for s in validity["successors"]),
-        occurredAt=validity["occurredAt"],
+        validFrom=validity.validFrom,
+        validTo=validity.validTo,
+        supersededBy=sorted(s.id for s in validity.successors),
+        occurredAt=validity.occurredAt,
         why=ScoreParts(
             keyword=round(parts.keyword, 4),
             meaning=round(parts.meaning, 4),

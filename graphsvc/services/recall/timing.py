@@ -1,11 +1,7 @@
-"""Time in remember and recall: the times a memory is stored with, the window a query is read as,
-and the time term of recall's score (README, *When it happened*).
+"""Time in recall: the window a query is read as, and the time term of recall's score (README, *When
+it happened*), over the times a memory is stored with (services/index/times.py).
 
-Remember: a memory's time is its `occurredAt` (else when it was remembered); the time expressions of
-its text are resolved against it (domain/when.py) and stored beside it as the times it mentions.
-These are derived, not hashed: `occurredAt` alone joins the envelope.
-
-Recall: the window is `from`/`to` when given, else the hull of the time expressions of the query,
+ the window is `from`/`to` when given, else the hull of the time expressions of the query,
 read against `asOf` (else now), a month or day without a year inside when the graph's memories
 happened. The relative expressions leave the keywords ("yesterday" in a memory is another day); the
 absolute ones stay (taking them all out cost 1.5 points of R@10 on LoCoMo's questions that name a
@@ -21,33 +17,37 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from graphsvc.domain.models import RecallInput, TimeWindow
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.spans import DAY_MS, Occurred, Span
 from graphsvc.domain.when import Reference, asks_when, mentions, window_of, without
+from graphsvc.services.graph_walk import Node
 from graphsvc.services.ports import Reader, Row
 
 
-def stamp(occurred: Occurred | None, created_at: datetime, text: str) -> dict[str, Any]:
-    """The time properties a memory is stored with: its own span (`occurredFrom`, `occurredTo`:
-    occurredAt's, else the instant it was remembered), the spans its text mentions (`mentionFrom`,
-    `mentionTo`, parallel lists; absent when none) and their hull (`timeFrom`, `timeTo`, indexed)."""
-    own = occurred or Occurred.at(created_at)
-    spans = [m.span for m in mentions(text, Reference.of(own))]
-    hull = own.span
-    for span in spans:
-        hull = hull.hull(span)
-    stored: dict[str, Any] = {
-        "occurredFrom": own.span.start,
-        "occurredTo": own.span.end,
-        "timeFrom": hull.start,
-        "timeTo": hull.end,
-    }
-    if spans:
-        stored |= {"mentionFrom": [s.start for s in spans], "mentionTo": [s.end for s in spans]}
-    return stored
+@dataclass(frozen=True, slots=True)
+class Times:
+    """A memory's stored times (services/index/times.py) as recall reads them (memory/validity): when it
+    happened (None for a memory stored before times were kept) and the spans its text mentions."""
+
+    id: str
+    occurred: Span | None
+    mentions: tuple[Span, ...]
+
+    @classmethod
+    def of(cls, row: Row) -> Times:
+        """From a row of memory/validity (a key absent reads as none)."""
+        start = row.get("occurredFrom")
+        return cls(
+            id=row["id"],
+            occurred=Span(start, row["occurredTo"]) if start is not None else None,
+            mentions=tuple(
+                Span(s, e)
+                for s, e in zip(row.get("mentionFrom") or [], row.get("mentionTo") or [], strict=True)
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Reading:
     keywords: str | None
     asks_when: bool = False
 
-    def inside(self, rows: Iterable[Row], days: int) -> dict[str, float]:
+    def inside(self, rows: Iterable[Times], days: int) -> dict[str, float]:
         """Each memory's share inside the window when it is narrow, spanning at most `days` days (a
         named day, a weekend, a week): `overlaps`; none for a wider window or none."""
         if self.window is None or self.window.end - self.window.start > days * DAY_MS:
@@ -102,39 +102,38 @@ async def _extent(store: Reader, graph: str) -> Span | None:
     return Span(row["start"], row["end"]) if row["start"] is not None else None
 
 
-async def seeds(store: Reader, graph: str, window: Span, config: RecallConfig) -> list[Row]:
+async def seeds(store: Reader, graph: str, window: Span, config: RecallConfig) -> list[Node]:
     """Up to `time_seeds` memories of the graph whose times overlap `window`, none of whose times end
-    more than `time_reach_days` after it (node rows of the walk)."""
-    return await store.run(
+    more than `time_reach_days` after it (seeds of the walk, hop 0)."""
+    rows = await store.run(
         "memory/in_window",
         graph=graph,
         limit=config.time_seeds,
         reach=config.time_reach_days * DAY_MS,
         **{"from": window.start, "to": window.end},
     )
+    return [Node.from_row(row, 0) for row in rows]
 
 
-def term(reading: Reading, rows: Iterable[Row], when_score: float) -> dict[str, float]:
+def term(reading: Reading, rows: Iterable[Times], when_score: float) -> dict[str, float]:
     """Each memory's time term before its weight: its overlap with the window (`overlaps`), and for a
     question that asks when, `when_score` at least for a memory that mentions a time."""
     rows = list(rows)
     scores = overlaps(reading.window, rows) if reading.window else {}
     if reading.asks_when:
         for row in rows:
-            if row.get("mentionFrom"):
-                scores[row["id"]] = max(when_score, scores.get(row["id"], 0.0))
+            if row.mentions:
+                scores[row.id] = max(when_score, scores.get(row.id, 0.0))
     return scores
 
 
-def overlaps(window: Span, rows: Iterable[Row]) -> dict[str, float]:
+def overlaps(window: Span, rows: Iterable[Times]) -> dict[str, float]:
     """Each memory's time term before its weight: the largest fraction of one of its times inside
-    `window` (rows of memory/validity; a memory stored before times were kept has none)."""
+    `window` (a memory stored before times were kept has none)."""
     scores: dict[str, float] = {}
     for row in rows:
-        spans = list(zip(row.get("mentionFrom") or [], row.get("mentionTo") or [], strict=True))
-        if row.get("occurredFrom") is not None:
-            spans.append((row["occurredFrom"], row["occurredTo"]))
-        best = max((Span(start, end).overlap(window) for start, end in spans), default=0.0)
+        spans = (*row.mentions, row.occurred) if row.occurred is not None else row.mentions
+        best = max((span.overlap(window) for span in spans), default=0.0)
         if best > 0:
-            scores[row["id"]] = best
+            scores[row.id] = best
     return scores

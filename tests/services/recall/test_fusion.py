@@ -11,9 +11,9 @@ from graphsvc.domain import render
 from graphsvc.domain.models import RecalledMemory, RecallResult, ScoreParts
 from graphsvc.domain.recall_config import Calibration, RecallConfig
 from graphsvc.services.embeddings import meaning_of
+from graphsvc.services.index.keywords import keywords
+from graphsvc.services.index.term_stats import analyze
 from graphsvc.services.recall import fusion
-from graphsvc.services.recall.keywords import keywords
-from graphsvc.services.recall.term_stats import analyze
 from tests import paraphrase_hard
 
 CONFIG = RecallConfig()

@@ -5,18 +5,11 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.domain.recall_config import Calibration, RecallConfig
-from graphsvc.services.recall.graph_walk import Node, Walk, WalkEdge
-from graphsvc.services.recall.keywords import named_in
-from graphsvc.services.recall.ranking import (
-    WINDOW,
-    Hits,
-    by_score_then_order,
-    cosines,
-    evidence,
-    hop_of,
-    ranked,
-    windows,
-)
+from graphsvc.services.graph_walk import Node, Walk, WalkEdge
+from graphsvc.services.index.cosines import cosines
+from graphsvc.services.index.windows import WINDOW, windows
+from graphsvc.services.recall.query import named_in
+from graphsvc.services.recall.ranking import Asked, Hit, Hits, by_score_then_order, evidence, hop_of, ranked
 
 
 def memory(memory_id: str, depth: int) -> Node:
@@ -35,7 +28,11 @@ def context(*nodes: Node, mentions: tuple[tuple[str, str], ...] = ()) -> Walk:
 
 def hits(text: dict[str, float]) -> Hits:
     """Keyword hits whose coverage is `text` (an attainable BM25 of 2.2: coverage = BM25)."""
-    return Hits([{"id": i, "score": score} for i, score in text.items()], attainable=2.2)
+    return Hits([hit(i, score) for i, score in text.items()], attainable=2.2)
+
+
+def hit(memory_id: str, score: float, seq: int | None = None) -> Hit:
+    return Hit(memory(memory_id, 0), seq=seq, score=score)
 
 
 CALIBRATION = Calibration(floor=0.35, ceiling=0.75, gap=0.12)
@@ -48,13 +45,32 @@ KEYWORD_POWER, KEYWORD_WEIGHT, MEANING_WEIGHT = (
 NAMED_BOOST, TIME_WEIGHT, K1 = CONFIG.named_boost, CONFIG.time_weight, CONFIG.bm25_k1
 
 
-def scores(walk: Walk, text: dict[str, float] | None = None, **options: object) -> dict[str, float]:
-    hops = options.pop("hops", 2)
-    named = options.pop("named", set())
-    near = options.pop("near", {})
-    config = options.pop("config", CONFIG)
-    found = evidence(walk, hits(text or {}), K1, named, hops, set(), near, **options)  # type: ignore[arg-type]
-    ranking = ranked(found, config, list(text or {}), CALIBRATION)  # type: ignore[arg-type]
+def scores(
+    walk: Walk,
+    text: dict[str, float] | None = None,
+    *,
+    hops: int = 2,
+    named: set[str] | None = None,
+    config: RecallConfig = CONFIG,
+    near: dict[str, tuple[float | None, float | None]] | None = None,
+    keep: set[str] | None = None,
+    timely: dict[str, float] | None = None,
+    inside: dict[str, float] | None = None,
+) -> dict[str, float]:
+    found = evidence(
+        Asked(
+            walk,
+            hits(text or {}),
+            K1,
+            named or set(),
+            hops,
+            near=near or {},
+            keep=keep,
+            timely=timely or {},
+            inside=inside or {},
+        )
+    )
+    ranking = ranked(found, config, list(text or {}), CALIBRATION)
     return {memory_id: round(parts.total, 4) for parts, _, memory_id in ranking}
 
 
@@ -69,8 +85,8 @@ def test_a_keyword_hit_scores_its_share_of_the_query_to_a_power_plus_its_nearnes
 def test_no_keyword_hit_gives_no_keyword_score() -> None:
     assert Hits().scores == {} and Hits().ceiling(K1) == 0.0
     # Without the graph's statistics the best hit's score stands in for the attainable BM25.
-    assert Hits([{"id": "a", "score": 8.0}]).ceiling(K1) == 2.2 * 8.0
-    assert Hits([{"id": "a", "score": 0.0}]).ceiling(K1) == 0.0  # never a division by zero
+    assert Hits([hit("a", 8.0)]).ceiling(K1) == 2.2 * 8.0
+    assert Hits([hit("a", 0.0)]).ceiling(K1) == 0.0  # never a division by zero
 
 
 def test_a_memory_that_mentions_an_entity_the_query_names_has_its_text_score_boosted() -> None:
@@ -169,7 +185,7 @@ def test_equal_scores_order_nearer_first_then_keyword_hits_in_their_order_then_b
         mentions=(("0-far", "Person:pair"),),
     )
     text = {"y-hit-first": 0.0, "z-hit-second": 0.0}  # hits whose keyword score rounds to nothing
-    best = ranked(evidence(walk, hits(text), K1, set(), 2), CONFIG, list(text))
+    best = ranked(evidence(Asked(walk, hits(text), K1, set(), 2)), CONFIG, list(text))
     assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [
         (1.0, "y-hit-first"),
         (1.0, "z-hit-second"),
@@ -182,21 +198,21 @@ def test_equal_scores_order_nearer_first_then_keyword_hits_in_their_order_then_b
 def test_scores_keep_four_decimals_so_nearly_equal_scores_tie() -> None:
     walk = context(memory("b", 0), memory("a", 0))
     text = {"b": 0.25, "a": 0.250001}
-    best = ranked(evidence(walk, hits(text), K1, set(), 0), CONFIG, list(text))
+    best = ranked(evidence(Asked(walk, hits(text), K1, set(), 0)), CONFIG, list(text))
     assert [(round(parts.total, 4), memory_id) for parts, _, memory_id in best] == [(1.75, "b"), (1.75, "a")]
 
 
 @pytest.mark.parametrize(
     ("rows", "order"),
     [
-        ([{"id": "b", "score": 1.0, "seq": 2}, {"id": "a", "score": 2.0, "seq": 3}], ["a", "b"]),
-        ([{"id": "b", "score": 1.0, "seq": 2}, {"id": "a", "score": 1.0, "seq": 3}], ["b", "a"]),
-        ([{"id": "a", "score": 1.0, "seq": None}, {"id": "b", "score": 1.0, "seq": 9}], ["b", "a"]),
-        ([{"id": "b", "score": 1.0}, {"id": "a", "score": 1.0}], ["a", "b"]),
+        ([hit("b", 1.0, 2), hit("a", 2.0, 3)], ["a", "b"]),
+        ([hit("b", 1.0, 2), hit("a", 1.0, 3)], ["b", "a"]),
+        ([hit("a", 1.0, None), hit("b", 1.0, 9)], ["b", "a"]),
+        ([hit("b", 1.0), hit("a", 1.0)], ["a", "b"]),
     ],
 )
-def test_keyword_hits_order_by_score_then_remember_order_then_id(rows: list[dict], order: list[str]) -> None:
-    assert [row["id"] for row in sorted(rows, key=by_score_then_order)] == order
+def test_keyword_hits_order_by_score_then_remember_order_then_id(rows: list[Hit], order: list[str]) -> None:
+    assert [row.node.id for row in sorted(rows, key=by_score_then_order)] == order
 
 
 def test_a_window_holds_the_texts_of_window_memories_on_each_side() -> None:
@@ -219,7 +235,7 @@ def test_a_memory_in_the_time_window_gains_the_time_weight_times_its_overlap() -
 
 def test_a_memory_found_only_by_the_time_window_says_so() -> None:
     walk = context(memory("in", 0))
-    [(parts, _, _)] = ranked(evidence(walk, hits({}), K1, set(), 2, set(), {}, None, {"in": 1.0}), CONFIG)
+    [(parts, _, _)] = ranked(evidence(Asked(walk, hits({}), K1, set(), 2, timely={"in": 1.0})), CONFIG)
     assert parts.found_by == ("time",) and parts.time == 1.0
 
 

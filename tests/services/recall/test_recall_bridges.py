@@ -16,7 +16,7 @@ from graphsvc.extractor.rules import RulesExtractor
 from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.recall import bridges
-from graphsvc.services.recall.bridges import Bridges
+from graphsvc.services.recall.bridges import Bridge, Bridges
 from graphsvc.store.graph import GraphStore
 
 # ---- the scoring (no Neo4j) ----------------------------------------------------------------------
@@ -33,11 +33,11 @@ def test_a_bridge_from_a_better_first_memory_counts_more_and_shared_ones_add_up(
     found = Bridges(
         size=100,
         rows=[
-            {"from": "best", "entity": "Name:Dana", "degree": 2, "others": ["dana"]},
-            {"from": "second", "entity": "Name:Porto", "degree": 2, "others": ["porto"]},
-            {"from": "best", "entity": "Topic:flat", "degree": 5, "others": ["both", "second"]},
-            {"from": "second", "entity": "Topic:move", "degree": 2, "others": ["best"]},
-            {"from": "second", "entity": "Name:Douro", "degree": 3, "others": ["both"]},
+            Bridge("best", "Name:Dana", 2, ("dana",)),
+            Bridge("second", "Name:Porto", 2, ("porto",)),
+            Bridge("best", "Topic:flat", 5, ("both", "second")),
+            Bridge("second", "Topic:move", 2, ("best",)),
+            Bridge("second", "Name:Douro", 3, ("both",)),
         ],
     )
     value = bridges.scored(found, ["best", "second"])
@@ -57,8 +57,8 @@ def test_a_bridged_memory_is_one_hop_past_the_shallowest_first_memory_that_reach
     found = Bridges(
         size=100,
         rows=[
-            {"from": "hit", "entity": "Name:Dana", "degree": 2, "others": ["near"]},
-            {"from": "walked", "entity": "Name:Porto", "degree": 3, "others": ["near", "far"]},
+            Bridge("hit", "Name:Dana", 2, ("near",)),
+            Bridge("walked", "Name:Porto", 3, ("near", "far")),
         ],
     )
     # "hit" at hop 0 (depth 0), "walked" at hop 1 (depth 2): "far" is only reached from hop 1

@@ -14,8 +14,8 @@ import pytest
 
 from graphsvc.config import Settings
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
+from graphsvc.services.index.keywords import keywords
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall.keywords import keywords
 from graphsvc.store.graph import GraphStore
 from tests.conftest import count_nodes
 

@@ -12,15 +12,10 @@ import pytest
 
 from graphsvc.domain.models import IdInput, RecallInput, RememberInput
 from graphsvc.domain.recall_config import RecallConfig
+from graphsvc.services.index import term_fold
+from graphsvc.services.index.term_stats import analyze, analyzed_lines
 from graphsvc.services.memory import MemoryService
-from graphsvc.services.recall import term_fold
-from graphsvc.services.recall.term_stats import (
-    GraphStats,
-    QueryScorer,
-    analyze,
-    analyzed_lines,
-    stored_length,
-)
+from graphsvc.services.recall.bm25 import GraphStats, QueryScorer, stored_length
 from graphsvc.store.graph import GraphStore
 from tests.conftest import recounted, term_stats
 

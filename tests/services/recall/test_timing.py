@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from graphsvc.domain.models import RecallInput
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.domain.spans import parse_occurred
-from graphsvc.services.recall.timing import Reading, overlaps, read, stamp, term
+from graphsvc.services.index.times import stamp
+from graphsvc.services.recall.timing import Reading, Times, overlaps, read, term
 
 
 def _day(value: str) -> int:
@@ -48,15 +49,15 @@ def test_the_time_term_is_the_largest_share_of_one_of_a_memorys_times_inside_the
             "mentionTo": None,
         },
     ]
-    scores = overlaps(may, rows)
+    scores = overlaps(may, map(Times.of, rows))
     assert scores["day"] == 1.0 and 0.08 < scores["year"] < 0.09 and abs(scores["mentions"] - 3 / 7) < 1e-9
     assert "outside" not in scores and "older version" not in scores
 
 
 def test_a_question_that_asks_when_favours_the_memories_that_state_a_time() -> None:
     rows = [
-        {"id": "states", "mentionFrom": [_day("2023-05-05")], "mentionTo": [_day("2023-05-06")]},
-        {"id": "silent", "mentionFrom": None, "mentionTo": None},
+        Times.of({"id": "states", "mentionFrom": [_day("2023-05-05")], "mentionTo": [_day("2023-05-06")]}),
+        Times.of({"id": "silent", "mentionFrom": None, "mentionTo": None}),
     ]
     asks = Reading(None, None, None, "when did Ann swim", asks_when=True)
     assert term(asks, rows, 0.5) == {"states": 0.5}
@@ -97,7 +98,7 @@ class _NoExtent:
 
 
 def test_only_a_window_of_at_most_the_narrow_days_gives_memories_an_inside_share() -> None:
-    rows = [{"id": "day", "occurredFrom": _day("2023-05-05"), "occurredTo": _day("2023-05-06")}]
+    rows = [Times.of({"id": "day", "occurredFrom": _day("2023-05-05"), "occurredTo": _day("2023-05-06")})]
     day = Reading(parse_occurred("2023-05-05").span, "query", "5 May", "swim on 5 May")
     month = Reading(parse_occurred("2023-05").span, "query", "May", "swim in May")
     assert day.inside(rows, 7) == {"day": 1.0}

@@ -21,11 +21,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import Any
 
 from graphsvc.errors import GraphsvcError
+from graphsvc.services.index.term_stats import Delta, folded
 from graphsvc.services.ports import Reader, Store
-from graphsvc.services.recall.term_stats import folded
 from graphsvc.services.worker import Worker
 
 FOLD_DELAY_S = 0.2  # a fold waits this long after a write, gathering the writes that follow
@@ -38,8 +37,9 @@ async def fold(store: Store, *graphs: str) -> int:
     graphs (taken graph by graph, in order); returns how many there were."""
     names, total = sorted(set(graphs)), 0
 
-    async def work(tx: Reader) -> list[dict[str, Any]]:
-        deltas = [row["delta"] for row in await tx.run("memory/take_deltas", graphs=names, limit=FOLD_LIMIT)]
+    async def work(tx: Reader) -> list[Delta]:
+        taken = await tx.run("memory/take_deltas", graphs=names, limit=FOLD_LIMIT)
+        deltas = [Delta.of(row["delta"]) for row in taken]
         if deltas:
             await tx.run("memory/count", **folded(deltas))
         return deltas
@@ -49,7 +49,7 @@ async def fold(store: Store, *graphs: str) -> int:
         total += len(deltas)
         if len(deltas) < FOLD_LIMIT:
             break
-        names = names[names.index(deltas[-1]["graphName"]) :]  # the graphs before it have none left
+        names = names[names.index(deltas[-1].graph) :]  # the graphs before it have none left
     return total
 
 

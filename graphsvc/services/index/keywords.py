@@ -1,4 +1,5 @@
-"""From a recall query to a Lucene query that can never be Lucene syntax.
+"""A query's keywords and the terms the index holds for them; a graph's key in the index. Recall's
+Lucene query is built from these keywords (services/recall/query.py), so it can never be Lucene syntax.
 
 Only word characters survive, lower-cased (so AND/OR/NOT are plain words) and de-duplicated. Words
 that only shape a question (what, did, her, about...) are dropped because they match almost every
@@ -10,13 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
 
-from graphsvc.services.recall.term_stats import analyze
+from graphsvc.services.index.term_stats import analyze
 
 MAX_QUERY_TERMS = 64
 _TERM = re.compile(r"\w+", re.UNICODE)
-_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 
 _QUESTION_WORDS = """
     a about above again against all also am an and any are as at be because been being below
@@ -47,29 +46,7 @@ def query_terms(text: str) -> list[str]:
     return [term for word in keywords(text) for term in analyze(word)]
 
 
-def named_in(query: str, names: Mapping[str, str]) -> set[str]:
-    """The ids of `names` (id: name) whose name the query contains: every word of it is a word of the
-    query (recall's named boost, services/recall/ranking.py)."""
-    asked = set(words(query))
-    return {i for i, name in names.items() if (said := set(words(name))) and said <= asked}
-
-
 def graph_key(graph: str) -> str:
     """One token that no analyzer splits and no other graph shares: a memory's `graphKey`, the
     exact tenant filter inside Lucene (the graph name itself would be split at - and .)."""
     return "g" + hashlib.sha256(graph.encode()).hexdigest()[:32]
-
-
-def lucene_query(graph: str, text: str, weights: Mapping[str, float]) -> str | None:
-    """Keywords of `text` as a Lucene query scoped to `graph`, over the fields of `weights` (field:
-    boost; RecallConfig.field_weights); None when the text holds no word."""
-    terms = keywords(text)
-    if not terms:
-        return None
-    any_of = " ".join(_escape(t) for t in terms)
-    fields = " ".join(f"{f}:({any_of})" + ("" if w == 1 else f"^{w:g}") for f, w in weights.items())
-    return f"+graphKey:{graph_key(graph)} +({fields})"
-
-
-def _escape(term: str) -> str:
-    return _LUCENE_SPECIAL.sub(r"\\\1", term)
