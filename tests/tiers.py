@@ -1,5 +1,5 @@
 """The two tiers (docs/testing.md): a test is `unit` when nothing it asks for reaches Neo4j, the chain
-or Chromium and its module is not marked `processes`; every other test is the stack tier's.
+or Chromium and neither it nor its module is marked `processes`; every other test is the stack tier's.
 
 The selection is read from each test's fixture closure, not kept by hand, and it is checked while the
 tests run: a unit test that starts a process (Neo4j, anvil, Docker, Chromium, a tool, the CLI) or sets
