@@ -314,6 +314,7 @@ def test_the_audit_command_names_a_file_it_cannot_open_and_exits_2(
     assert capsys.readouterr().err == f"graphsvc: {bundle}: No such file or directory\n"
 
 
+@pytest.mark.processes
 def test_a_line_nested_deeper_than_the_parser_recurses_is_refused_in_a_process_of_graphsvc(
     tmp_path: Path,
 ) -> None:
@@ -345,6 +346,7 @@ def test_a_line_nested_deeper_than_the_parser_recurses_is_refused_in_a_process_o
     assert (server.returncode, server.stdout.strip()) == (0, "refused"), server.stderr[-2000:]
 
 
+@pytest.mark.processes
 def test_an_audit_whose_reader_leaves_early_exits_with_its_verdict_and_no_traceback(tmp_path: Path) -> None:
     """`graphsvc audit g.jsonl | head -1`: the pipe closes before the verdict is written."""
     lines, _ = _malformed()["not JSON"]

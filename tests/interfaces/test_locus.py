@@ -8,7 +8,7 @@ import pytest
 
 from graphsvc.services.access import READ, WRITE, AccessService
 from graphsvc.store.graph import GraphStore
-from tests.test_access import _snapshot
+from tests.interfaces.test_access import _snapshot
 from tests.transports import TRANSPORTS, ToolFailure, connect
 
 pytestmark = pytest.mark.neo4j

@@ -41,6 +41,7 @@ def _read_urls(process: subprocess.Popen[str]) -> tuple[dict[str, str], str]:
     return urls, token
 
 
+@pytest.mark.processes
 def test_graphsvc_up_starts_everything_prints_working_urls_and_sigterm_stops_it_all(tmp_path: Path) -> None:
     bolt, browser, http, rpc = free_port(), free_port(), free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")} | {
@@ -176,6 +177,7 @@ def test_a_busy_port_is_refused_with_a_clear_error(tmp_path: Path) -> None:
             )
 
 
+@pytest.mark.processes
 def test_the_local_chain_starts_again_at_once_on_the_port_it_just_left(tmp_path: Path) -> None:
     from graphsvc.devstack import chain as local_chain
 

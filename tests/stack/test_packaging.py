@@ -9,10 +9,13 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from graphsvc.chain.anchor import load_artifact
 from graphsvc.store.cypher import load
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.processes
+REPO = Path(__file__).resolve().parents[2]
 CHECK = """
 import json, sys
 import graphsvc

@@ -16,7 +16,7 @@ from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.encoder.onnx import MODELS
 from graphsvc.services.recall import fusion
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "recall.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "recall.md"
 
 
 def _blocks(text: str) -> list[str]:

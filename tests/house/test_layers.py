@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "graphsvc"
+PACKAGE = Path(__file__).resolve().parents[2] / "graphsvc"
 
 
 def _imports(path: Path) -> set[str]:

@@ -327,6 +327,7 @@ def test_strings_from_a_bundle_are_shown_inert() -> None:
     assert inert("Zoë met Ægir in Kraków") == "Zoë met Ægir in Kraków"
 
 
+@pytest.mark.processes
 def test_an_oversize_bundle_is_refused_with_its_real_size(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -574,6 +574,7 @@ async def test_a_dropped_10_mb_file_is_refused_without_being_read(chromium: Brow
 # ---- how the page is built and served --------------------------------------------------------------------
 
 
+@pytest.mark.processes
 def test_the_committed_page_is_a_fresh_build_of_its_source() -> None:
     done = subprocess.run(
         ["node", "contracts/verifier/build.mjs", "--check"],

@@ -166,6 +166,7 @@ def _printable(output: str) -> bool:
     return all(c == "\n" or (c.isprintable() and unicodedata.category(c) != "Cf") for c in output)
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_verify_bundle_gives_each_case_its_exit_code_and_failing_check(
     case: dict[str, Any], cli_outcomes: dict[str, tuple[int, str]]
@@ -199,6 +200,7 @@ def audit_outcomes(rpc: str) -> dict[str, tuple[int, str]]:
     )
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("case", EXPORT_CASES, ids=[c["name"] for c in EXPORT_CASES])
 def test_audit_gives_each_export_case_its_exit_code_and_names_its_rule_and_line(
     case: dict[str, Any], audit_outcomes: dict[str, tuple[int, str]]

@@ -11,7 +11,7 @@ from graphsvc.services.index.term_fold import fold
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.remember import SPAN
 from graphsvc.store.graph import GraphStore
-from tests.test_browser_guide import guide_blocks
+from tests.stack.test_browser_guide import guide_blocks
 
 pytestmark = pytest.mark.neo4j
 SCANS = {"AllNodesScan", "NodeByLabelScan", "NodeIndexScan"}  # a whole label, or a whole index

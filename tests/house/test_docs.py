@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 LINK = re.compile(r"\]\(([^)\s#]+)")
 
@@ -23,6 +23,7 @@ def build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=config.parent, capture_output=True, text=True, timeout=120, env=env)
 
 
+@pytest.mark.processes
 def test_the_docs_build_strictly_with_every_link_and_anchor_resolved(tmp_path: Path) -> None:
     done = build(ROOT / "mkdocs.yml", tmp_path / "site")
     assert done.returncode == 0, done.stderr[-4000:]
@@ -44,6 +45,7 @@ def _one_page_site(tmp_path: Path, page: str) -> Path:
     return tmp_path / "mkdocs.yml"
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     "page",
     [
@@ -57,6 +59,7 @@ def test_a_broken_link_fails_the_docs_build(tmp_path: Path, page: str) -> None:
     assert build(_one_page_site(tmp_path, page), tmp_path / "site").returncode != 0
 
 
+@pytest.mark.processes
 def test_a_link_to_a_repository_file_builds_and_ships_the_file(tmp_path: Path) -> None:
     config = _one_page_site(tmp_path, "[notes](../notes.txt) and [a section](#a-section)")
     done = build(config, tmp_path / "site")

@@ -5,11 +5,11 @@ then fuzzing draws FUZZ_EXAMPLES more requests per operation (fixed seed). Every
 server error, a status the operation documents, in the documented shape, and a request that keeps to
 the schema must not be refused as invalid (401, 403, 404 and 409 stay possible: a token bound to
 another graph, a memory that does not exist). A valid graph name in a request is pointed at the
-token's graph, so that requests reach the services rather than stop at 403 (tests/test_access.py
+token's graph, so that requests reach the services rather than stop at 403 (tests/interfaces/test_access.py
 covers that refusal); invalid names are sent as generated. The one rule JSON Schema cannot state,
-`validFrom` not after `validTo` (in the field's description; tests/test_temporal.py covers its refusal),
+`validFrom` not after `validTo` (in the field's description; tests/services/test_temporal.py covers its refusal),
 is kept by dropping a generated `validTo` that would break it (an equal one is an empty interval, kept);
-recall's `from` before `to` (tests/test_time.py) by dropping a generated `to` that would break it.
+recall's `from` before `to` (tests/services/test_time.py) by dropping a generated `to` that would break it.
 """
 
 from __future__ import annotations

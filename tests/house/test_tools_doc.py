@@ -13,7 +13,7 @@ import pytest
 
 from graphsvc.services.operations import OPERATIONS, TOOLS, Operation
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "tools.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
 MAIN, LOCUS = "| tool | input | output |", "| tool | parameters | on graphsvc's model |"
 ROUTE = re.compile(r"`(GET|POST|DELETE) (/v1/[^`?\s]+)")
 BOUNDS = re.compile(r"(\d[\d,]*)\u2013(\d[\d,]*)")  # the page writes 1 to 50 with an en dash

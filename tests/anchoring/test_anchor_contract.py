@@ -19,6 +19,7 @@ from tests.conftest import ChainTarget
 OTHER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"  # anvil account #1
 
 
+@pytest.mark.processes
 def test_committed_artifact_matches_a_fresh_compile() -> None:
     done = subprocess.run(["node", "compile.mjs", "--check"], cwd=CONTRACTS, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
