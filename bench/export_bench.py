@@ -19,16 +19,16 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphsvc import audit, audit_render
-from graphsvc.audit_chain import Pins
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.cli.export import confirmation
 from graphsvc.devstack import chain as local_chain
 from graphsvc.devstack import neo4j as local_neo4j
 from graphsvc.domain.hashing import format_timestamp, memory_hash
+from graphsvc.exports import audit
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.chain_reads import Pins
+from graphsvc.exports.export import Exporter
+from graphsvc.exports.importer import ExportImporter, confirmation
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.export import Exporter
-from graphsvc.services.import_export import ExportImporter
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 from graphsvc.verifier import Rpc

@@ -28,6 +28,7 @@ from graphsvc.chain.anchor import AnchorContract
 from graphsvc.config import ChainSettings, EmbeddingsSettings, ExtractionSettings, Settings
 from graphsvc.encoder.onnx import DEFAULT_MODEL, PACKAGED_MODEL, OnnxEncoder
 from graphsvc.errors import GraphsvcError, NotConfigured, Unavailable
+from graphsvc.exports.export import Exporter
 from graphsvc.extractor.rules import RulesExtractor
 from graphsvc.extractor.spacy_ner import MODEL_SHA256, ExtractorUnavailable, SpacyExtractor
 from graphsvc.http import edge, observe
@@ -40,7 +41,6 @@ from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
 from graphsvc.services.at_write import Freshness
 from graphsvc.services.embeddings import EmbeddingService
-from graphsvc.services.export import Exporter
 from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService

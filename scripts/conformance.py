@@ -779,8 +779,8 @@ def export_cases(chain: dict[str, Any]) -> list[tuple[dict[str, Any], list[bytes
     them, and every damaged one made from it."""
     anchored = {step["tx"]: step for step in chain["steps"] if "tx" in step}
     roots = {b["root"]: anchored[f"export-batch-{b['seq']}"] for b in exports.base_batches()}
-    good = exports.rebase(exports.BASE.read_bytes().splitlines(keepends=True), roots, CHAIN_ID, ANCHOR)
-    return exports.cases(good)
+    genuine = exports.with_extraction(exports.BASE.read_bytes().splitlines(keepends=True))
+    return exports.cases(exports.rebase(genuine, roots, CHAIN_ID, ANCHOR))
 
 
 def main(argv: list[str] | None = None) -> int:

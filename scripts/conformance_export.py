@@ -1,6 +1,6 @@
 """The export cases of the conformance corpus (contracts/conformance/export/), for `graphsvc audit`.
 
-The genuine case, pass-export.jsonl, is a real graphsvc export: the graph tests/test_export_audit.py
+The genuine case, pass-export.jsonl, is a real graphsvc export: the graph tests/export/test_export_audit.py
 fills (three batches, an update, a memory forgotten after anchoring, its forget record anchored, and
 one before, one not anchored yet; every batch with its manifest), exported by graphsvc (`graphsvc
 export`) and committed. Its memories, entities, tombstones and proofs are kept byte for byte. What an export of a live server cannot give is a chain that a fresh
@@ -15,8 +15,11 @@ Every damaged case is that file changed the way a forger would: lines edited, re
 swapped, and (except where the point is a broken file) the trailer sealed again so that its digest
 and counts agree. Each case names the rule and the line `graphsvc audit` must report.
 
-The `fail-forged-*` cases are the forger's (scripts/forger.py): every tamper of issue 37 outside the
-documented limits, made from this genuine export, each with the rule the forger expects and the
+The genuine export is taken as the extraction worker leaves it (`with_extraction`: the rules' entities and
+extracted edges, which are not hashed), so that an auditor derives those edges again.
+
+The `fail-forged-*` cases are the forger's (scripts/forger.py): every tamper of issues 37 and 43 outside the
+documented limits that applies to this genuine export (it holds no event: the event-link tampers do not), each with the rule the forger expects and the
 auditor's trust roots (the contract, and the graph tag or a root they hold). Their line is the line
 of the record the rule is about: found by the file rules where the rule is one of them; else the
 header (`pin`), the whole file (`missing-batch`) or the first batch line the forger changed (`anchored`,
@@ -35,8 +38,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from graphsvc.domain.export import LINE, dump, seal
-from graphsvc.domain.export_check import check_lines
+from graphsvc.domain.extraction import bounded, normalise
+from graphsvc.exports.audit import extractors
+from graphsvc.exports.checks import check_lines
+from graphsvc.exports.format import LINE, dump, seal
+from graphsvc.extractor.rules import RulesExtractor
 
 HERE = Path(__file__).resolve().parent.parent / "contracts" / "conformance" / "export"
 BASE = HERE / "pass-export.jsonl"
@@ -56,7 +62,7 @@ def _records(lines: list[bytes]) -> list[Record]:
 
 
 def _line(record: Record) -> bytes:
-    """A record as graphsvc writes it (domain/export.py's models, compact UTF-8 JSON)."""
+    """A record as graphsvc writes it (exports/format.py's models, compact UTF-8 JSON)."""
     return dump(LINE.validate_python(record))
 
 
@@ -82,6 +88,50 @@ def rebase(
             raw = _line(record)
         out.append(raw)
     return seal(out)
+
+
+def with_extraction(lines: list[bytes]) -> list[bytes]:
+    """The genuine export as it is once the extraction worker (the rules) has read every memory: the
+    entities and extracted MENTIONS cypher/extract/store.cypher writes, and each memory's
+    `extractedWith`. Neither is hashed nor anchored: the chain is the same. A memory read already is
+    left as it is, so that the committed file, made again, is unchanged."""
+    records = _records(lines[:-1])
+    entities = {r["id"]: r for r in records if r["type"] == "entity"}
+    rules = RulesExtractor()
+    made = 0
+    for m in (r for r in records if r["type"] == "memory" and "extractedWith" not in r["props"]):
+        reached = {e["to"] for e in m["edges"] if e["rel"] == "MENTIONS"}
+        for f in bounded(rules.extract_one(m["envelope"]["text"])):
+            same = sorted(
+                (e for e in entities.values() if normalise(e["name"]) == f.norm),
+                key=lambda e: (e["props"].get("source") == "extracted", e["id"]),
+            )
+            to = same[0]["id"] if same else f.id
+            entities.setdefault(
+                to,
+                {
+                    "type": "entity",
+                    "id": to,
+                    "label": f.label,
+                    "name": f.name,
+                    "props": {"source": "extracted"},
+                },
+            )
+            if to not in reached:
+                made += 1
+                reached.add(to)
+                edge = {"rel": "MENTIONS", "to": to, "id": f"edge_extracted{made:04d}", "source": "extracted"}
+                m["edges"].append(edge | {"extractor": rules.name})
+        m["edges"].sort(key=lambda e: (e["rel"], e["to"], e["id"] or ""))
+        m["props"] = dict(sorted({**m["props"], "extractedWith": rules.name}.items()))
+    relations = [r for r in records if r["type"] == "relation"]
+    block: list[Record] = []
+    for entity in sorted(entities.values(), key=lambda e: e["id"]):
+        block += [entity, *(r for r in relations if r["from"] == entity["id"])]
+    head = [r for r in records if r["type"] in ("header", "batch")]
+    tail = [r for r in records if r["type"] in ("memory", "tombstone")]
+    head[0]["counts"]["entities"] = len(entities)
+    return seal([_line(r) for r in [*head, *block, *tail]])
 
 
 # ---- the damaged exports --------------------------------------------------------------------------------
@@ -279,7 +329,10 @@ def forged(good: list[bytes]) -> list[tuple[Record, list[bytes]]]:
     for tamper in forger.TAMPERS:
         if tamper.limit:
             continue
-        changed = tamper.apply(copy.deepcopy(genuine))
+        try:
+            changed = tamper.apply(copy.deepcopy(genuine))
+        except forger.NotApplicable:  # e.g. an event's link: the genuine export holds no event
+            continue
         lines = forger.sealed(changed) if isinstance(changed[0], dict) else seal(changed)
         name = "fail-forged-" + re.sub(r"[^a-z0-9]+", "-", tamper.name.lower()).strip("-")
         exit_code = 2 if tamper.rule in ("json", "schema") else 1
@@ -297,7 +350,7 @@ def forged(good: list[bytes]) -> list[tuple[Record, list[bytes]]]:
 
 def _line_of(genuine: list[Record], lines: list[bytes], rule: str) -> int | None:
     """The line a forged file's finding of `rule` names (see the module's docstring)."""
-    for finding in check_lines(lines).findings:
+    for finding in check_lines(lines, extractors=extractors()).findings:
         if finding.rule == rule:
             return finding.line
     if rule == "pin":

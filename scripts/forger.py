@@ -1,20 +1,21 @@
-"""The forger (issue 37): every tamper class against a genuine export, each with the trailer sealed
+"""The forger (issues 37 and 43): every tamper class against a genuine export, each with the trailer sealed
 again, through `graphsvc audit` with the auditor's trust roots; a table class by class.
 
     .venv/bin/python scripts/forger.py g.jsonl --rpc URL --contract 0x… --graph-tag 0x… [--json]
 
 The export should be of an anchored graph with several batches, a forgotten anchored memory (its
 forget record anchored), an update (SUPERSEDES), entities with a relation (with properties), a memory
-not anchored yet and an extracted edge: a tamper that needs a record the export lacks is reported as
+not anchored yet, a memory the extraction worker read (its extracted edges) and an event with a typed
+link (store_event): a tamper that needs a record the export lacks is reported as
 not applicable. The forger knows the format as well as graphsvc does: it rehashes envelopes, builds
 Merkle trees and manifests, moves positions and reseals the trailer; it cannot sign a transaction on
 the auditor's chain as the operator (an operator who could is the audit's trust root, not its
 subject). Each tamper is one `graphsvc audit --json` run, in this process (graphsvc.cli.main).
 
 Tampers of anchored content, completeness, forgets, positions, edges, entity ids, relations' shape,
-receipts and the file itself must be caught (exit 1, or 2 for a file that cannot be read). The
+receipts, the file itself, extracted edges, event links and dates must be caught (exit 1, or 2 for a file that cannot be read). The
 documented limits (docs/audit.md, "What the audit cannot show", each by its name) are tried too and
-listed apart: what they change is not hashed or not anchored, so they pass. Exit status: 0 when no
+listed apart: what they change is not hashed, not anchored or not derivable, so they pass. Exit status: 0 when no
 tamper outside the documented limits passed (and the genuine export did), 1 otherwise, 2 bad usage.
 """
 
@@ -32,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphsvc.domain.export import seal
 from graphsvc.domain.hashing import envelope_hash
 from graphsvc.domain.manifest import forget_leaf, manifest_leaf
 from graphsvc.domain.merkle import MerkleTree, memory_leaf
+from graphsvc.exports.format import seal
 
 Record = dict[str, Any]
 Lines = list[bytes]
@@ -47,14 +48,17 @@ LIMITS: dict[str, str] = {
     "relation-props": "a relation's props are not hashed",
     "relations": "relations between entities are not hashed: one added or removed is unseen",
     "memory-props": "a memory's props (writerToken, writerClient, store_event's fields, data) are not hashed",
-    "extracted-edges": "extracted edges are not hashed: one added, removed or re-pointed is unseen",
+    "underived": "a memory the file says no extractor read, or one read by an extractor the auditor lacks, "
+    "is not derived again: its extracted edges all dropped, or relabelled to another extractor and changed, "
+    "pass (the verdict counts such memories and names each extractor)",
     "unanchored": "a memory not anchored yet is only self-consistent: its text rewritten and rehashed, or "
     "the memory left out with lastSeq lowered, is unseen",
-    "newest-batches": "the newest batches left out with an earlier exportedAt are only noted (the chain "
-    "lists them as anchored after the file was made): note when you received the file",
+    "newest-batches": "the newest batches left out with an earlier exportedAt (no earlier than any memory "
+    "the file holds was created) are only noted: the verdict shows the file's age and the batches since",
     "header-counts": "the header's counts are as of the start and not checked (the trailer's are)",
-    "event-links": "an event's typed links to its contexts (REINFORCES, CONTRADICTS, ...) are not hashed: "
-    "only the context they reach is (as a MENTIONS)",
+    "event-links": "the type of an event's link to a context its envelope names (REINFORCES, CONTRADICTS, "
+    "...) is not hashed: one turned into another, or one added or dropped between a memory and a context "
+    "it names, is unseen",
 }
 
 CLASSES = (
@@ -68,6 +72,9 @@ CLASSES = (
     "receipts and batches",
     "never-anchored root",
     "the file",
+    "extracted edges",
+    "event links",
+    "dates",
 )
 
 
@@ -85,8 +92,10 @@ class Pins:
 
     def args(self, pin: str) -> list[str]:
         """The audit's arguments: the contract, and the graph tag ("tag") or the first root the
-        auditor holds alone ("root"; the tag when they hold none)."""
+        auditor holds alone ("root"; the tag when they hold none), or nothing more ("contract")."""
         out = ["--contract", self.contract] if self.contract else []
+        if pin == "contract":
+            return out
         if pin == "root" and self.roots:
             return [*out, "--known-root", self.roots[0]]
         return out + (["--graph-tag", self.graph_tag] if self.graph_tag else [])
@@ -98,7 +107,7 @@ class Tamper:
     kind: str  # a CLASSES entry, or a LIMITS name
     apply: Callable[[list[Record]], list[Record] | Lines]
     rule: str | None = None  # the rule that must name it (None: a documented limit, which passes)
-    pin: str = "tag"  # the trust root the auditor brings: "tag" (and roots), or "root" alone
+    pin: str = "tag"  # the trust root the auditor brings: "tag" (and roots), "root" alone, or "contract"
 
     @property
     def limit(self) -> bool:
@@ -244,9 +253,9 @@ def _rebuild(rs: list[Record], root: str) -> str:
     return new
 
 
-def _deanchored(tag: str | None) -> Callable[[list[Record]], list[Record]]:
+def _deanchored(tag: str | None, rewrite: bool = True) -> Callable[[list[Record]], list[Record]]:
     """Issue 37's first hole: every batch and tombstone removed, the tag nulled or fresh, every memory
-    unanchored, a text rewritten and rehashed; the tombstones' positions declared forgotten."""
+    unanchored, a text rewritten and rehashed (`rewrite`); the tombstones' positions declared forgotten."""
 
     def apply(rs: list[Record]) -> list[Record]:
         header = rs[0]
@@ -258,8 +267,9 @@ def _deanchored(tag: str | None) -> Callable[[list[Record]], list[Record]]:
         for m in memories:
             m["batch"], m["proof"] = None, []
         m = _first(memories, "memory")
-        m["envelope"]["text"] = "Pool MON/USDC-A is deep after 18:00"
-        _rehash(m)
+        if rewrite:
+            m["envelope"]["text"] = "Pool MON/USDC-A is deep after 18:00"
+            _rehash(m)
         _recount(out)
         return out
 
@@ -408,13 +418,14 @@ def _moved_to_forgotten(rs: list[Record]) -> list[Record]:
     return _ordered(rs)
 
 
+def _given(edge: Record) -> bool:
+    """An agent-given MENTIONS edge (hashed, as its envelope's `entities`)."""
+    return edge["rel"] == "MENTIONS" and edge.get("source") != "extracted"
+
+
 def _mentioning(rs: list[Record]) -> Record:
     return _first(
-        [
-            m
-            for m in _of(rs, "memory")
-            if any(e["rel"] == "MENTIONS" and e.get("source") != "extracted" for e in m["edges"])
-        ],
+        [m for m in _of(rs, "memory") if any(_given(e) for e in m["edges"])],
         "memory with an agent-given MENTIONS edge",
     )
 
@@ -422,7 +433,7 @@ def _mentioning(rs: list[Record]) -> Record:
 def _renamed(rs: list[Record]) -> list[Record]:
     """An entity renamed everywhere but in the hashed envelopes (Token:MON → Token:ETH)."""
     m = _mentioning(rs)
-    old = next(e["to"] for e in m["edges"] if e["rel"] == "MENTIONS")
+    old = next(e["to"] for e in m["edges"] if _given(e))
     label = old.split(":", 1)[0]
     new = f"{label}:FORGED"
     for r in rs:
@@ -452,7 +463,7 @@ def _entities_ordered(rs: list[Record]) -> list[Record]:
 def _mention_repointed(rs: list[Record]) -> list[Record]:
     """A MENTIONS edge pointed at another entity (one the memory does not mention, when there is one)."""
     m = _mentioning(rs)
-    edge = next(e for e in m["edges"] if e["rel"] == "MENTIONS")
+    edge = next(e for e in m["edges"] if _given(e))
     others = [e["id"] for e in _of(rs, "entity") if e["id"] != edge["to"]]
     mentioned = {x["to"] for x in m["edges"]}
     others.sort(key=lambda e: e in mentioned)
@@ -462,7 +473,7 @@ def _mention_repointed(rs: list[Record]) -> list[Record]:
 
 def _mention_dropped(rs: list[Record]) -> list[Record]:
     m = _mentioning(rs)
-    m["edges"].remove(next(e for e in m["edges"] if e["rel"] == "MENTIONS"))
+    m["edges"].remove(next(e for e in m["edges"] if _given(e)))
     return rs
 
 
@@ -540,7 +551,7 @@ def _relation_to_nowhere(rs: list[Record]) -> list[Record]:
 def _entity_removed(rs: list[Record]) -> list[Record]:
     """An entity a memory mentions left out (and its relations)."""
     m = _mentioning(rs)
-    gone = next(e["to"] for e in m["edges"] if e["rel"] == "MENTIONS")
+    gone = next(e["to"] for e in m["edges"] if _given(e))
     return [
         r
         for r in rs
@@ -709,19 +720,71 @@ def _extracted_dropped(rs: list[Record]) -> list[Record]:
 
 
 def _extracted_invented(rs: list[Record]) -> list[Record]:
-    _extracted(rs)  # the export has extraction
-    entity = _first(_of(rs, "entity"), "entity")
-    m = _first([m for m in _anchored(rs) if entity["id"] not in {e["to"] for e in m["edges"]}], "memory")
+    """An extracted edge added to the memory that has them, to an entity its text does not name, by
+    its own extractor."""
+    m, edge = _extracted(rs)
+    others = [e["id"] for e in _of(rs, "entity") if e["id"] not in {x["to"] for x in m["edges"]}]
+    to = _first([{"id": e} for e in others], "entity the memory does not mention")["id"]
     m["edges"].append(
         {
             "rel": "MENTIONS",
-            "to": entity["id"],
+            "to": to,
             "id": "edge_forged0005",
             "source": "extracted",
-            "extractor": "rules/1",
+            "extractor": edge["extractor"],
         }
     )
     return rs
+
+
+def _extraction_unread(rs: list[Record]) -> list[Record]:
+    """A memory said not read by an extractor when exported: its extracted edges and extractedWith gone."""
+    m, _ = _extracted(rs)
+    m["edges"] = [e for e in m["edges"] if e.get("source") != "extracted"]
+    m["props"].pop("extractedWith", None)
+    return rs
+
+
+def _extraction_relabelled(rs: list[Record]) -> list[Record]:
+    """A memory's extraction relabelled to an extractor the auditor lacks, and an edge re-pointed."""
+    m, _ = _extracted(rs)
+    for e in m["edges"]:
+        if e.get("source") == "extracted":
+            e["extractor"] = "rules/999"
+    m["props"]["extractedWith"] = "rules/999"
+    return _extracted_repointed(rs)
+
+
+def _link_repointed(rs: list[Record]) -> list[Record]:
+    """An event's typed link pointed at an entity its envelope does not name."""
+    m, link = _event_link(rs)
+    named = set(m["envelope"]["entities"])
+    link["to"] = _first(
+        [e for e in _of(rs, "entity") if e["id"] not in named], "entity the event does not name"
+    )["id"]
+    return rs
+
+
+def _link_invented(rs: list[Record]) -> list[Record]:
+    """A CONTRADICTS link added to an ordinary memory (no event), to an entity it names."""
+    m = _first(
+        [
+            m
+            for m in _anchored(rs)
+            if m["envelope"]["entities"] and all(e["rel"] in ("MENTIONS", "SUPERSEDES") for e in m["edges"])
+        ],
+        "ordinary memory naming an entity",
+    )
+    m["edges"].append({"rel": "CONTRADICTS", "to": m["envelope"]["entities"][0], "id": "edge_forged0006"})
+    return rs
+
+
+def _event_link(rs: list[Record]) -> tuple[Record, Record]:
+    for m in _of(rs, "memory"):
+        for e in m["edges"]:
+            if e["rel"] not in ("MENTIONS", "SUPERSEDES"):
+                return m, e
+    raise NotApplicable("the export has no event with a typed link (store_event)")
 
 
 def _unanchored_rewritten(rs: list[Record]) -> list[Record]:
@@ -771,9 +834,52 @@ def _newest_batch_dropped_earlier(rs: list[Record]) -> list[Record]:
 
 def _event_link_retyped(rs: list[Record]) -> list[Record]:
     """An event's REINFORCES link turned into a CONTRADICTS (the context it reaches kept)."""
-    links = [e for m in _of(rs, "memory") for e in m["edges"] if e["rel"] not in ("MENTIONS", "SUPERSEDES")]
-    link = _first(links, "event with a typed link (store_event)")
+    _, link = _event_link(rs)
     link["rel"] = "CONTRADICTS" if link["rel"] != "CONTRADICTS" else "REINFORCES"
+    return rs
+
+
+def _event_link_dropped(rs: list[Record]) -> list[Record]:
+    """An event's typed link dropped (the context it names kept in its envelope)."""
+    m, link = _event_link(rs)
+    m["edges"].remove(link)
+    return rs
+
+
+EPOCH = "1970-01-01T00:00:00.000Z"
+
+
+def _dated_1970(rewind: bool) -> Callable[[list[Record]], list[Record]]:
+    """Issue 43's: a file dated 1970 with every batch and tombstone dropped (the tag kept), every memory
+    unanchored and a text rewritten: every batch on chain comes after it. `rewind`: no text rewritten,
+    every memory's createdAt moved before it instead (the hashes remade: nothing anchored binds them
+    now): the graph as it would have been then, which only its age in the verdict tells."""
+
+    def apply(rs: list[Record]) -> list[Record]:
+        out = _deanchored(rs[0]["graphTag"], rewrite=not rewind)(rs)
+        out[0]["exportedAt"] = EPOCH
+        if rewind:
+            for m in _of(out, "memory"):
+                m["envelope"]["createdAt"] = EPOCH
+                _rehash(m)
+        return out
+
+    return apply
+
+
+def _untagged(rs: list[Record]) -> list[Record]:
+    """The header and every batch claim to predate chained roots (tags and previous roots nulled)."""
+    for r in [rs[0], *_of(rs, "batch")]:
+        r["graphTag"] = None
+        if r["type"] == "batch":
+            r["prevRoot"] = None
+    return rs
+
+
+def _pending_with_proof(rs: list[Record]) -> list[Record]:
+    """The memory not anchored yet given an anchored memory's proof (its batch left null)."""
+    waiting = _first([m for m in _of(rs, "memory") if not m["batch"]], "memory not anchored yet")
+    waiting["proof"] = _first(_anchored(rs), "anchored memory")["proof"]
     return rs
 
 
@@ -783,7 +889,7 @@ def _header_counts(rs: list[Record]) -> list[Record]:
 
 
 FRESH = "0x" + "7e" * 32  # a fresh graph tag
-(AC, DA, CO, FO, PO, ED, ER, RB, NA, FI) = CLASSES
+(AC, DA, CO, FO, PO, ED, ER, RB, NA, FI, XE, EL, DT) = CLASSES
 TAMPERS: tuple[Tamper, ...] = (
     # each must be caught, and by its rule (the one the conformance corpus expects)
     Tamper("a text changed, its hash kept", AC, _text_kept_hash, "hash"),
@@ -881,22 +987,47 @@ TAMPERS: tuple[Tamper, ...] = (
     Tamper("exportedAt not ISO", FI, _exported_at("yesterday at noon"), "schema"),
     Tamper("exportedAt without a zone", FI, _exported_at("2026-12-05T01:00:00"), "schema"),
     Tamper("the header's graph renamed", FI, _memory_swapped_graph, "graph"),
+    Tamper("an extracted edge re-pointed", XE, _extracted_repointed, "extracted"),
+    Tamper("an extracted edge dropped", XE, _extracted_dropped, "extracted"),
+    Tamper("an extracted edge invented", XE, _extracted_invented, "extracted"),
+    Tamper("an event's link re-pointed to an entity its envelope does not name", EL, _link_repointed, "edge"),
+    Tamper("a CONTRADICTS link invented on an ordinary memory", EL, _link_invented, "edge"),
+    Tamper(
+        "dated 1970: batches and tombstones gone (tag kept), a text rehashed", DT, _dated_1970(False), "time"
+    ),
+    Tamper(
+        "the header and every batch claim to predate chained roots (no tag pinned)",
+        DT,
+        _untagged,
+        "link",
+        pin="contract",
+    ),
+    Tamper("the memory not anchored yet carrying an anchored one's proof", NA, _pending_with_proof, "proof"),
     # the documented limits: tried, listed apart
     Tamper("an entity's props changed", "entity-props", _entity_props),
     Tamper("a relation's props changed", "relation-props", _relation_props),
     Tamper("a relation invented", "relations", _relation_invented),
     Tamper("a relation removed", "relations", _relation_removed),
     Tamper("a memory's props changed", "memory-props", _memory_props),
-    Tamper("an extracted edge re-pointed", "extracted-edges", _extracted_repointed),
-    Tamper("an extracted edge dropped", "extracted-edges", _extracted_dropped),
-    Tamper("an extracted edge invented", "extracted-edges", _extracted_invented),
+    Tamper("a memory's extraction said unread, its extracted edges dropped", "underived", _extraction_unread),
+    Tamper(
+        "a memory's extraction relabelled to an extractor the auditor lacks, an edge re-pointed",
+        "underived",
+        _extraction_relabelled,
+    ),
     Tamper("a pending memory's text changed and rehashed", "unanchored", _unanchored_rewritten),
     Tamper("the pending memories left out, lastSeq lowered", "unanchored", _unanchored_dropped),
     Tamper(
         "the newest batch left out, exportedAt before it", "newest-batches", _newest_batch_dropped_earlier
     ),
+    Tamper(
+        "dated 1970: batches and tombstones gone, every memory unanchored and dated before it",
+        "newest-batches",
+        _dated_1970(True),
+    ),
     Tamper("the header's counts changed", "header-counts", _header_counts),
     Tamper("an event's REINFORCES link made a CONTRADICTS", "event-links", _event_link_retyped),
+    Tamper("an event's link dropped", "event-links", _event_link_dropped),
 )
 
 
@@ -941,7 +1072,7 @@ def forge(lines: Lines, rpc: str, pins: Pins, tampers: tuple[Tamper, ...] = TAMP
             forged = sealed(changed) if changed and isinstance(changed[0], dict) else seal(changed)  # type: ignore[arg-type]
             path.write_bytes(b"".join(forged))
             code, shown = audit_file(path, rpc, pins.args(tamper.pin))
-            rules = sorted({f["rule"] for f in shown.get("findings", [])})
+            rules = sorted(shown.get("rules") or {f["rule"] for f in shown.get("findings", [])})
             outcomes.append(Outcome(tamper, code, rules, str(shown.get("verdict", ""))))
     return outcomes
 

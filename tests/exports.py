@@ -4,6 +4,7 @@ slate, an importer and an audit, on the session's Neo4j and local chain."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,15 +13,14 @@ from typing import Any
 
 import pytest
 
-from graphsvc import audit
-from graphsvc.audit_chain import Pins
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.cli.export import confirmation
 from graphsvc.config import Settings
 from graphsvc.domain.models import GraphInput, IdInput, RememberInput
+from graphsvc.exports import audit
+from graphsvc.exports.chain_reads import Pins
+from graphsvc.exports.export import Exporter
+from graphsvc.exports.importer import ExportImporter, confirmation
 from graphsvc.services.anchoring import AnchoringService
-from graphsvc.services.export import Exporter
-from graphsvc.services.import_export import ExportImporter
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
 from graphsvc.verifier import Rpc
@@ -83,9 +83,21 @@ async def export(store: GraphStore, settings: Settings, graph: str, path: Path) 
     return lines
 
 
+def comparable(lines: list[bytes]) -> list[dict[str, Any]]:
+    """An export's records but its time and the trailer's digest (which covers it): two exports of one
+    graph compare equal."""
+    records = [json.loads(line) for line in lines]
+    for r in records:
+        r.pop("exportedAt", None)
+        r.pop("sha256", None)
+    return records
+
+
 async def wipe(store: GraphStore, graph: str) -> None:
+    """Every node of `graph`, its state and its term statistics (folded or not) gone."""
     await store._driver.execute_query(
-        "MATCH (n) WHERE n.graph = $g OR (n:GraphState AND n.name = $g) DETACH DELETE n",
+        "MATCH (n) WHERE n.graph = $g OR ((n:GraphState OR n:GraphStats) AND n.name = $g) "
+        "OR ((n:GraphTerm OR n:TermDelta) AND n.graphName = $g) DETACH DELETE n",
         g=graph,
         database_=store._database,
     )

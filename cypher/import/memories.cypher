@@ -1,7 +1,7 @@
 // mode: write
 // params: graph, rows
 // A page of an export's memories (`rows`: id, `memory` properties built from an allow-list
-// (services/import_rows.py), `pending`, `batch` root and packed `proof`, `edges`: rel, to, id, props),
+// (exports/rows.py), `pending`, `batch` root and packed `proof`, `edges`: rel, to, id, props),
 // merged by id so a resumed import writes nothing twice. The graph is set last, from the header, whatever
 // a row holds. A memory of no batch waits (:Pending) for this server's next anchor. The memories come
 // first and their edges last, so an edge may go to a memory of the same page: to an entity, else to a

@@ -8,8 +8,7 @@ import sys
 
 from graphsvc import verifier
 from graphsvc.chain.anchor import AnchorContract
-from graphsvc.cli import export as cli_export
-from graphsvc.cli.common import settings_of
+from graphsvc.cli.common import settings_of, with_services
 from graphsvc.config import Settings
 from graphsvc.domain import render
 from graphsvc.domain.models import GraphInput, IdInput
@@ -17,15 +16,13 @@ from graphsvc.errors import GraphsvcError
 
 
 def cmd_anchor(args: argparse.Namespace) -> int:
-    result = cli_export.with_services(
-        lambda s: s.anchoring.anchor_now(GraphInput(graph=args.graph)), settings_of(args)
-    )
+    result = with_services(lambda s: s.anchoring.anchor_now(GraphInput(graph=args.graph)), settings_of(args))
     print(render.anchor_text(result))
     return 0 if result.status != "not_configured" else 2
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    result = cli_export.with_services(
+    result = with_services(
         lambda s: s.anchoring.verify(IdInput(id=args.id, graph=args.graph)), settings_of(args)
     )
     print(render.verify_text(result))
@@ -33,7 +30,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_proof(args: argparse.Namespace) -> int:
-    bundle = cli_export.with_services(
+    bundle = with_services(
         lambda s: s.anchoring.bundle(IdInput(id=args.id, graph=args.graph)), settings_of(args)
     )
     print(bundle.model_dump_json(indent=2))

@@ -1,11 +1,16 @@
-"""What the commands share: the local stack's settings, where graphsvc is reached, argument types."""
+"""What the commands share: the local stack's settings, where graphsvc is reached, services started for
+one command, argument types."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from graphsvc.app import Services
 from graphsvc.config import Settings
 
 
@@ -21,6 +26,20 @@ STACK_FILE = "stack.json"  # in --home: written by `graphsvc up`, read by the ot
 def settings_of(args: argparse.Namespace) -> Settings:
     """The environment's settings, completed by those of the local stack `graphsvc up` runs."""
     return Settings.load(args.home / STACK_FILE)
+
+
+def with_services(work: Callable[[Services], Any], settings: Settings) -> Any:
+    """Run `work` on started services (closed after), from a synchronous command."""
+
+    async def run() -> Any:
+        services = Services.build(settings)
+        try:
+            await services.start()
+            return await work(services)
+        finally:
+            await services.close()
+
+    return asyncio.run(run())
 
 
 def interrupt(*_: object) -> None:

@@ -10,8 +10,7 @@ import time
 from pathlib import Path
 
 from graphsvc.app import Services
-from graphsvc.cli import export as cli_export
-from graphsvc.cli.common import settings_of
+from graphsvc.cli.common import settings_of, with_services
 from graphsvc.config import Settings
 from graphsvc.domain.models import RememberReceipt
 from graphsvc.encoder.onnx import DEFAULT_MODEL, OnnxEncoder
@@ -72,7 +71,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             await flush()
             progress(total)
 
-    cli_export.with_services(work, settings_of(args))
+    with_services(work, settings_of(args))
     elapsed = time.monotonic() - started
     print(
         f"\nimported {path}: {counts['created']:,} created, {counts['duplicate']:,} duplicates,"

@@ -4,7 +4,6 @@ servers, and checked against the chain alone (the README's "Export, import and a
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -14,16 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphsvc import audit, audit_render, verifier
+from graphsvc import verifier
 from graphsvc.app import Services
-from graphsvc.audit_chain import Pins, check_chain
+from graphsvc.cli.common import with_services
 from graphsvc.config import Settings
-from graphsvc.domain.export_check import Checked
-from graphsvc.domain.export_lines import bounded_lines
-from graphsvc.domain.proof import ProofBundle
-from graphsvc.errors import ChainUnavailable
-from graphsvc.services.export import Exporter
-from graphsvc.services.import_export import Confirm, Confirmed, ExportImporter, ExportRejected
+from graphsvc.exports import audit
+from graphsvc.exports import render as audit_render
+from graphsvc.exports.chain_reads import Pins
+from graphsvc.exports.export import Exporter, graph_tag
+from graphsvc.exports.importer import ExportImporter, ExportRejected, confirmation
+from graphsvc.exports.lines import bounded_lines
 
 SettingsOf = Callable[[argparse.Namespace], Settings]
 
@@ -47,20 +46,6 @@ class _Progress:
     def end(self) -> None:
         if self.shown:
             print(file=sys.stderr)
-
-
-def with_services(work: Callable[[Services], Any], settings: Settings) -> Any:
-    """Run `work` on started services (closed after), from a synchronous command."""
-
-    async def run() -> Any:
-        services = Services.build(settings)
-        try:
-            await services.start()
-            return await work(services)
-        finally:
-            await services.close()
-
-    return asyncio.run(run())
 
 
 def _chain_of(settings: Settings) -> tuple[int | None, str | None]:
@@ -97,16 +82,8 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _pins(args: argparse.Namespace, contract: str | None) -> Pins:
-    """The trust roots of the command line (bundles read and checked here).
-
-    Raises:
-        OSError, verifier.BundleError: a bundle cannot be read.
-    """
-    bundles: list[ProofBundle] = []
-    for path in args.bundle:
-        with path.open("rb") as source:
-            bundles.append(verifier.read_bundle(source))
-    return Pins(contract, args.graph_tag, tuple(args.known_root), tuple(bundles))
+    """The trust roots of the command line. Raises: OSError, verifier.BundleError (a bundle)."""
+    return audit.pins_of(contract, args.graph_tag, args.known_root, args.bundle)
 
 
 def _cannot_read(error: Exception) -> int:
@@ -115,21 +92,6 @@ def _cannot_read(error: Exception) -> int:
     name = getattr(error, "filename", None)
     print(f"graphsvc: {verifier.inert(f'{name}: {why}' if name else why)}", file=sys.stderr)
     return 2
-
-
-def confirmation(rpc_url: str, pins: Pins) -> Confirm:
-    """The chain part of the audit, for an import: on this server's chain, its contract pinned."""
-    rpc = verifier.Rpc(rpc_url)
-
-    def confirm(checked: Checked) -> Confirmed:
-        try:
-            found = check_chain(checked, rpc, pins)
-        except verifier.RpcError as e:
-            raise ChainUnavailable(f"the chain cannot confirm the export: {e}") from e
-        said = [str(t) for t in found.trust] + [text for key, _, text in found.checks if key == "complete"]
-        return Confirmed(found.findings, said + [f"note: {n}" for n in found.notes])
-
-    return confirm
 
 
 def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
@@ -167,7 +129,9 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"graphsvc: {args.file}: the export was refused; nothing was written:", file=sys.stderr)
         for finding in e.findings[:50]:
             print(f"  {finding}", file=sys.stderr)
-        return 2 if {f.rule for f in e.findings} & audit.UNREADABLE else 1  # as `graphsvc audit`
+        if len(e.findings) + e.more > 50:
+            print(f"  … {len(e.findings) + e.more - 50:,} more problems", file=sys.stderr)
+        return 2 if e.unreadable else 1  # as `graphsvc audit`
     progress.end()
     print(
         f"imported graph {done.graph!r}{' (resumed)' if done.resumed else ''}: {done.memories:,} memories, "
@@ -201,8 +165,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_graph_tag(args: argparse.Namespace, settings: Settings) -> int:
     """Print the graph's tag: what an auditor pins (`graphsvc audit --graph-tag`)."""
-    rows = with_services(lambda s: s.store.run("export/graph_tag", graph=args.graph), settings)
-    tag = rows[0]["graphTag"] if rows else None
+    tag = with_services(lambda s: graph_tag(s.store, args.graph), settings)
     if tag is None:
         print(f"graphsvc: graph {args.graph!r} has no tag yet: it was never anchored", file=sys.stderr)
         return 1

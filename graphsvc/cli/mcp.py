@@ -28,8 +28,7 @@ import uvloop
 
 from graphsvc import connect, logs
 from graphsvc.app import VERSION, Services
-from graphsvc.cli import export as cli_export
-from graphsvc.cli.common import base_url, expiry, settings_of
+from graphsvc.cli.common import base_url, expiry, settings_of, with_services
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.errors import Unavailable
 from graphsvc.mcpserver import bridge, stdio
@@ -108,7 +107,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
         token, _ = await services.access.create(args.graph, scopes, expires)
         return token
 
-    token = cli_export.with_services(mint, settings.model_copy(update={"chain": ChainSettings()}))
+    token = with_services(mint, settings.model_copy(update={"chain": ChainSettings()}))
     bridged = ("mcp", "--url", url)
     in_process = ("mcp", "--home", str(args.home.resolve()))
     args_of = bridged if args.transport == "http" else in_process

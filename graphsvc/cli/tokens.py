@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 
 from graphsvc.app import Services
-from graphsvc.cli import export as cli_export
-from graphsvc.cli.common import expiry, settings_of
+from graphsvc.cli.common import expiry, settings_of, with_services
 from graphsvc.config import ChainSettings, Settings
 from graphsvc.errors import GraphsvcError
 from graphsvc.services.access import READ, WRITE
@@ -31,9 +30,7 @@ def cmd_token(args: argparse.Namespace) -> int:
             await access.revoke(args.id)
             print(f"revoked {args.id}")
 
-    cli_export.with_services(
-        work, settings_of(args).model_copy(update={"chain": ChainSettings()})
-    )  # no chain needed
+    with_services(work, settings_of(args).model_copy(update={"chain": ChainSettings()}))  # no chain needed
     return 0
 
 
@@ -54,4 +51,4 @@ def dev_token(home: Path, services_settings: Settings) -> str:
         path.chmod(0o600)
         return token
 
-    return cli_export.with_services(ensure, services_settings)
+    return with_services(ensure, services_settings)

@@ -21,7 +21,7 @@ class _Members(TypedDict):
     seq: int  # the batch's number across every graph, as anchored
     count: int  # leaves: its memories, the forget records it holds and its manifest
     memories: NotRequired[int]  # its memories (absent on batches sealed before manifests: all of count)
-    # Chained roots (services/links.py): absent on batches sealed before them.
+    # Chained roots (services/anchoring/links.py): absent on batches sealed before them.
     graphTag: NotRequired[str]  # 0x-hex, 32 random bytes of the graph, never its name
     prevRoot: NotRequired[str]  # the graph's root before this one (zero root for its first)
 

@@ -1,4 +1,4 @@
-"""GET /v1/export: the caller's graph as graphsvc.export/v1 JSON lines, streamed (services/export.py)."""
+"""GET /v1/export: the caller's graph as graphsvc.export/v1 JSON lines, streamed (exports/export.py)."""
 
 # No `from __future__ import annotations`: FastAPI reads the endpoint's annotations, which name a local.
 
@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import StreamingResponse
 
+from graphsvc.exports.export import Exporter
 from graphsvc.http import scope
 from graphsvc.rest.routes import Bearer, Caller, GraphHeader, GraphQuery, errors
 from graphsvc.services.access import AccessService
-from graphsvc.services.export import Exporter
 
 ExporterOf = Callable[[str], Exporter]
 NDJSON = "application/x-ndjson"

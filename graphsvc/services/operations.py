@@ -63,7 +63,7 @@ class Backends:
 
 @dataclass(frozen=True)
 class Hints:
-    """What a call does to the graph (MCP tool annotations; tests/test_tool_metadata.py holds each)."""
+    """What a call does to the graph (MCP tool annotations; tests/interfaces/test_tool_metadata.py holds each)."""
 
     read_only: bool
     destructive: bool | None = None

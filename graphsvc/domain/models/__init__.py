@@ -3,7 +3,7 @@ base.py (bounds, patterns, validators, field types), remember.py (remember, reme
 recall.py, graph.py (link, explore), anchor.py (anchor_now, verify_memory). Everything is imported from
 here. Field names, bounds and defaults follow the seed tool reference; output models serialise (by
 alias) to exactly the seed's JSON shapes. The LocusGraph surface is apart (domain/locus.py), as is the
-export (domain/export.py)."""
+export (exports/format.py)."""
 
 from graphsvc.domain.models.anchor import (
     AnchorResult,

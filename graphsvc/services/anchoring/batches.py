@@ -19,8 +19,8 @@ from graphsvc.domain.hashing import format_timestamp
 from graphsvc.domain.manifest import forget_leaf, manifest_leaf
 from graphsvc.domain.merkle import MerkleTree, memory_leaf, pack_proof
 from graphsvc.errors import ChainUnavailable, Conflict
+from graphsvc.services.anchoring.links import link_of
 from graphsvc.services.anchoring.ports import Chain, Clock
-from graphsvc.services.links import link_of
 from graphsvc.services.ports import Store
 
 log = logging.getLogger(__name__)
