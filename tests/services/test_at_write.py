@@ -27,7 +27,7 @@ from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore
-from tests.test_memory_service import _LostAck
+from tests.services.test_memory_service import _LostAck
 
 pytestmark = pytest.mark.neo4j
 RELEASE_WITHIN_S = 60  # a held encoder waits at most this for the test to let it go
