@@ -111,6 +111,12 @@ async def memory(
     await made.close()
 
 
+@pytest.fixture
+def waiting(store: GraphStore, embeddings: EmbeddingService, extraction: ExtractionService) -> MemoryService:
+    """Memories whose vectors and links wait for the workers (the write path before issue 44)."""
+    return MemoryService(store, embeddings=embeddings, extraction=extraction, write_budget_s=0)
+
+
 def _sample(metrics: Metrics, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
 
@@ -161,6 +167,7 @@ async def test_a_remembered_memory_is_found_by_meaning_and_joined_to_the_graph_w
 
 async def test_links_read_at_write_are_those_the_worker_would_write(
     memory: MemoryService,
+    waiting: MemoryService,
     store: GraphStore,
     embeddings: EmbeddingService,
     extraction: ExtractionService,
@@ -170,8 +177,7 @@ async def test_links_read_at_write_are_those_the_worker_would_write(
     church = [EntityIn(label="Church", name="St Anne's")]
     text = "Choir practice at St. Anne's moved to Tuesday; Maria leads the winter concert."
     now = await memory.remember(RememberInput(text=text, entities=church, graph=graph))
-    later = MemoryService(store, embeddings=embeddings, extraction=extraction, write_budget_s=0)
-    waited = await later.remember(RememberInput(text=text, entities=church, graph=graph + "-worker"))
+    waited = await waiting.remember(RememberInput(text=text, entities=church, graph=graph + "-worker"))
     assert (waited.meaning, waited.links) == ("pending", "pending")
     await _drain(embeddings, extraction)
     written, worked = await _state(store, graph, now.id), await _state(store, graph + "-worker", waited.id)
@@ -253,13 +259,13 @@ async def test_a_transaction_run_again_neither_encodes_again_nor_loses_the_vecto
 
 async def test_a_duplicates_receipt_says_how_its_memory_stands(
     memory: MemoryService,
+    waiting: MemoryService,
     store: GraphStore,
     embeddings: EmbeddingService,
     extraction: ExtractionService,
     graph: str,
 ) -> None:
-    later = MemoryService(store, embeddings=embeddings, extraction=extraction, write_budget_s=0)
-    first = await later.remember(RememberInput(text="Pay the plumber on the first.", graph=graph))
+    first = await waiting.remember(RememberInput(text="Pay the plumber on the first.", graph=graph))
     again = await memory.remember(RememberInput(text="Pay the plumber on the first.", graph=graph))
     assert again.id == first.id and (again.meaning, again.links) == ("pending", "pending")
     await _drain(embeddings, extraction)
