@@ -15,18 +15,26 @@ waiting, and `wake()` starts it again (the term folds after a write; reconciliat
 `state()` reports whether the last step succeeded and the seconds since the last success (None before
 the first); /health and /metrics show it per worker. `stop()` cancels the loop and waits for it, and
 never raises.
+
+Beside it: `Traffic`, the requests in flight, for background work to make room for; `Child`, a
+worker's process of its own, which dies with the server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
+import multiprocessing
 import os
-import threading
+import signal
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import TypeVar
 
 from graphsvc.errors import GraphsvcError
 
@@ -35,6 +43,7 @@ MAX_BACKOFF_S = 10.0  # the back-off's cap: a dependency that returns is seen wi
 log = logging.getLogger(__name__)
 
 Step = Callable[[], Awaitable[int]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -200,11 +209,14 @@ class Traffic:
     def active(self) -> bool:
         return self._in_flight > 0 or self._clock() - self._last_end < self._recent_s
 
-    async def make_room(self, worked_s: float) -> float:
-        """Pause after `worked_s` seconds of background work while requests run; returns the pause."""
+    async def make_room(self, worked_s: float, share: float | None = None) -> float:
+        """Pause after `worked_s` seconds of background work while requests run, so that the work takes
+        at most `share` of the time (the worker's own; else the one this Traffic was made with); returns
+        the pause."""
         if not self.active:
             return 0.0
-        pause = min(self._max_pause_s, worked_s * (1 - self._share) / self._share)
+        share = share or self._share
+        pause = min(self._max_pause_s, worked_s * (1 - share) / share)
         await self._sleep(pause)
         return pause
 
@@ -213,8 +225,53 @@ def _described(error: Exception) -> str:
     return str(error) if isinstance(error, GraphsvcError) else type(error).__name__
 
 
-def lowest_priority() -> None:
-    """The calling thread yields the CPU to every other (Linux sets a nice value per thread): the
-    initializer of the threads where background workers run their models."""
+class Child:
+    """A background worker's process of its own, started at its first `run` (spawned: it copies none of
+    the server's state) at normal priority: work that would hold the interpreter's lock against the
+    requests runs there (an encoder thread beside a busy event loop encoded at a quarter of its speed).
+    It dies with the server, even by `kill -9` (`die_with_parent`), and multiprocessing's resource
+    tracker with it (it ends once no process holds its pipe)."""
+
+    def __init__(self, initializer: Callable[..., None], *initargs: object) -> None:
+        self._initializer, self._initargs = initializer, initargs
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def run(self, work: Callable[..., T], *args: object) -> T:
+        """`work(*args)` in the process (pickled both ways).
+
+        Raises:
+            BrokenProcessPool: the process died (killed, out of memory): the next `run` starts another.
+        """
+        if self._pool is None:
+            spawn = multiprocessing.get_context("spawn")
+            initargs = (os.getpid(), self._initializer, *self._initargs)
+            self._pool = ProcessPoolExecutor(1, spawn, initializer=_child_started, initargs=initargs)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, work, *args)
+        except BrokenProcessPool:
+            self._pool = None
+            raise
+
+    def close(self) -> None:
+        """Stop the process (a later `run` starts another)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _child_started(parent: int, initializer: Callable[..., None], *initargs: object) -> None:
+    die_with_parent(parent)
+    initializer(*initargs)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int) -> None:
+    """The calling process (a worker's child process, at its start) is killed when its parent dies, even
+    by `kill -9`: Linux's parent-death signal (prctl PR_SET_PDEATHSIG); a parent already gone by then
+    (`parent` is no longer the parent) ends it at once. Elsewhere (no prctl) nothing is set."""
     with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
