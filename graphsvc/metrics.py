@@ -39,9 +39,9 @@ from prometheus_client.registry import Collector
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4  # the classic text format every Prometheus reads
 SCRAPE_TIMEOUT_S = 5.0  # well within Prometheus' default scrape timeout (10 s)
 TOP_GRAPHS = 10  # graphs named in a backlog per graph; the rest are summed as `other`
-# From a write to its vector's commit: a few ms on the write path, seconds to an hour in a backlog.
-SEARCHABLE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 TRANSPORTS = ("rest", "mcp-http", "mcp-sse")
+# Write-to-searchable: milliseconds on the write path, minutes behind a backlog.
+SEARCHABLE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
 log = logging.getLogger(__name__)
 disable_created_metrics()  # no `_created` series: they double the output and no dashboard here reads them
 
@@ -150,8 +150,8 @@ class Metrics:
         )
         self.searchable_seconds = Histogram(
             "graphsvc_searchable_seconds",
-            "Time from a memory's write (its createdAt) to the commit of its vector: path write (embedded "
-            "by the write itself) or backlog (by the embedding worker)",
+            "Seconds from a memory's write to its vector in the index (found by meaning), by path: write "
+            "(written with the memory, from the request's arrival) or backlog (by the background worker)",
             ["path"],
             buckets=SEARCHABLE_BUCKETS,
             registry=registry,
@@ -172,7 +172,7 @@ class Metrics:
         self.statement_seconds.labels(name).observe(seconds)
 
     def searchable(self, path: str, seconds: float) -> None:
-        """A memory became searchable by meaning `seconds` after its write; `path`: write or backlog."""
+        """`path`: "write" or "backlog"."""
         self.searchable_seconds.labels(path).observe(seconds)
 
     async def scrape(self) -> bytes:

@@ -1,5 +1,5 @@
 // mode: schema
 // params:
-// The embedding backlog by graph: the worker's claim (embed/claim) seeks each graph's waiting memories,
-// so another graph's backlog, however large, is never read to find them.
+// The embedding backlog by graph: recall counts the asking graph's memories still waiting for their
+// vector (embed/pending) without reading the other graphs' backlogs.
 CREATE INDEX unembedded_graph IF NOT EXISTS FOR (m:Unembedded) ON (m.graph)
