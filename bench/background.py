@@ -1,14 +1,17 @@
 """The background workers: throughput quiet and with clients calling, side by side in one run; how long
 another graph's new memories wait behind a backlog; and what the fair claim costs at 100,000.
 
-    flock /tmp/graphsvc-bench.lock .venv/bin/python bench/background.py [--backlog 3000] [--clients 8]
-        [--fair 10000] [--claim 100000] [--out results/background.json]
+    flock /tmp/graphsvc-bench.lock .venv/bin/python bench/background.py [--backlog 20000] [--clients 8]
+        [--rounds 3] [--window 20] [--fair 10000] [--claim 100000] [--out results/background.json]
 
 - **Throughput.** `graphsvc serve` as a process of its own (embeddings and extraction on, as deployed),
   BACKLOG memories of a graph (the labelled set's texts, numbered: English chat turns, diary lines, agent
-  notes) put in one worker's backlog at a time (as after an import or a new model), drained quiet and
-  then again while CLIENTS clients call remember + recall over REST on another graph: memories a second
-  each way, the clients' calls a second and p50 beside (and with no backlog at all).
+  notes) in one worker's backlog at a time (as after an import or a new model), full again at the start
+  of each WINDOW-second window; windows alternate, ROUNDS times, quiet and with CLIENTS clients calling
+  remember + recall over REST on another graph (whose new memories join the backlog too, and count): the
+  worker's memories a second in each, the median each way and the ratio of each pair (so that a shared
+  machine's load, which drifts, weighs on both sides of a pair alike), and the clients' calls a second
+  and p50 beside (and with no backlog at all).
 - **Fairness.** FAIR memories of one graph waiting for the embedding worker; 10 memories of another
   graph join the backlog: seconds until those 10 are embedded, against the time the FAIR take.
 - **The claim's cost.** CLAIM memories of one graph and 10 of another waiting, and 10,000 graphs with
@@ -42,11 +45,11 @@ from graphsvc.domain.models import RememberInput
 from graphsvc.services.memory import MemoryService
 
 LABELLED = Path(__file__).with_name("extraction") / "labelled.jsonl"
-BACKLOG, CLIENTS, FAIR, CLAIM = 3_000, 8, 10_000, 100_000
-DRAIN_CAP_S = 300  # a phase stops here, its rate counted over what it drained
+BACKLOG, CLIENTS, ROUNDS, WINDOW_S, FAIR, CLAIM = 20_000, 8, 3, 20.0, 10_000, 100_000
 POLL_S = 0.25
 CHUNK = 500
 LABELS = {"embeddings": "Unembedded", "extraction": "Unextracted"}
+CLIENTS_GRAPH = "clients"
 
 
 def texts(n: int, tag: str) -> list[str]:
@@ -92,24 +95,25 @@ async def mark(services: Services, worker: str, graph: str) -> int:
             return total
 
 
-async def drain(services: Services, worker: str, graph: str, cap_s: float = DRAIN_CAP_S) -> dict[str, Any]:
-    """Mark the graph, wait until the worker has drained it (or `cap_s`); its rate."""
-    total = await mark(services, worker, graph)
+DONE = {"embeddings": "m.embedding IS NOT NULL", "extraction": "m.extractedWith IS NOT NULL"}
+
+
+async def done_elsewhere(services: Services, worker: str) -> int:
+    """Memories of the clients' graph that `worker` has done (their remembers join its backlog too)."""
+    query = f"MATCH (m:Memory {{graph: $graph}}) WHERE {DONE[worker]} AND NOT m:{LABELS[worker]} RETURN count(m) AS n"
+    [row] = await cypher(services, query, graph=CLIENTS_GRAPH)
+    return row["n"]
+
+
+async def window(services: Services, worker: str, graph: str, seconds: float) -> float:
+    """The worker's memories a second over `seconds`, the graph's backlog full at the start: those of the
+    graph it did, and of the clients' graph."""
+    await mark(services, worker, graph)
+    left, elsewhere = await waiting(services, worker, graph), await done_elsewhere(services, worker)
     started = time.monotonic()
-    left = total
-    while left and time.monotonic() - started < cap_s:
-        await asyncio.sleep(POLL_S)
-        left = await waiting(services, worker, graph)
-    elapsed = time.monotonic() - started
-    if left:  # what was left goes, so that the next phase starts from nothing
-        await cypher(
-            services, f"MATCH (m:{LABELS[worker]} {{graph: $graph}}) REMOVE m:{LABELS[worker]}", graph=graph
-        )
-    return {
-        "drained": total - left,
-        "seconds": round(elapsed, 1),
-        "per_s": round((total - left) / elapsed, 1),
-    }
+    await asyncio.sleep(seconds)
+    done = left - await waiting(services, worker, graph) + await done_elsewhere(services, worker) - elsewhere
+    return round(done / (time.monotonic() - started), 1)
 
 
 class Clients:
@@ -138,8 +142,8 @@ class Clients:
         async with httpx.AsyncClient(base_url=self.url, timeout=60) as api:
             while not self._stop.is_set():
                 text = next(self._texts)
-                await self._timed(api, "/v1/memories", {"text": text, "graph": "clients"}, self.remember)
-                question = {"query": text.split(" (")[0], "graph": "clients", "limit": 10}
+                await self._timed(api, "/v1/memories", {"text": text, "graph": CLIENTS_GRAPH}, self.remember)
+                question = {"query": text.split(" (")[0], "graph": CLIENTS_GRAPH, "limit": 10}
                 await self._timed(api, "/v1/recall", question, self.recall)
 
     async def _timed(
@@ -176,18 +180,29 @@ async def throughput(services: Services, url: str, args: argparse.Namespace) -> 
     await load(services.memory, graph, texts(args.backlog, "backlog"))
 
     async def idle() -> None:
-        await asyncio.sleep(20)
+        await asyncio.sleep(args.window)
 
+    await while_calling(url, args.clients, idle)  # a warm server first: its statements compiled
     results: dict[str, Any] = {"no backlog": {"clients": (await while_calling(url, args.clients, idle))[1]}}
     for worker in LABELS:
-        quiet = await drain(services, worker, graph)
-        busy, clients = await while_calling(url, args.clients, lambda w=worker: drain(services, w, graph))
+        rounds = []
+        for _ in range(args.rounds):
+            quiet = await window(services, worker, graph, args.window)
+            busy, clients = await while_calling(
+                url, args.clients, lambda w=worker: window(services, w, graph, args.window)
+            )
+            rounds.append({"quiet": quiet, "busy": busy, "clients": clients, "load": os.getloadavg()[0]})
+        await cypher(
+            services, f"MATCH (m:{LABELS[worker]} {{graph: $graph}}) REMOVE m:{LABELS[worker]}", graph=graph
+        )
+        quiet, busy = (statistics.median(r[side] for r in rounds) for side in ("quiet", "busy"))
         results[worker] = {
-            "quiet": quiet,
-            "busy": busy,
-            "busy_over_quiet": round(busy["per_s"] / quiet["per_s"], 2),
+            "rounds": rounds,
+            "quiet_per_s": quiet,
+            "busy_per_s": busy,
+            "busy_over_quiet": [round(r["busy"] / r["quiet"], 2) for r in rounds],
+            "clients": {k: statistics.median(r["clients"][k] for r in rounds) for k in rounds[0]["clients"]},
         }
-        results[worker]["clients"] = clients
         print(f"{worker}: {json.dumps(results[worker])}", file=sys.stderr)
     return results
 
@@ -269,8 +284,9 @@ async def measure(args: argparse.Namespace, settings: Settings, log: Path) -> di
     await services.start(listening=False)
     try:
         results["throughput"] = await throughput(services, url, args)
-        results["fairness"] = await fairness(services, args.fair)
-        print(f"fairness: {json.dumps(results['fairness'])}", file=sys.stderr)
+        if args.fair:
+            results["fairness"] = await fairness(services, args.fair)
+            print(f"fairness: {json.dumps(results['fairness'])}", file=sys.stderr)
     finally:
         await services.close()
         server.terminate()
@@ -283,19 +299,22 @@ async def measure(args: argparse.Namespace, settings: Settings, log: Path) -> di
 
 def table(results: dict[str, Any]) -> str:
     rows = [
-        "| worker | quiet memories/s | busy memories/s | busy / quiet | clients calls/s | remember p50 | recall p50 |",
+        "| worker | quiet memories/s | busy memories/s | busy / quiet, each round | clients calls/s | "
+        "remember p50 | recall p50 |",
         "|---|---|---|---|---|---|---|",
     ]
     through = results["throughput"]
     idle = through["no backlog"]["clients"]
     rows.append(
-        f"| none (no backlog) | | | | {idle['calls_per_s']} | {idle['remember_p50_ms']} ms | {idle['recall_p50_ms']} ms |"
+        f"| none (no backlog) | | | | {idle['calls_per_s']} | {idle['remember_p50_ms']} ms | "
+        f"{idle['recall_p50_ms']} ms |"
     )
     for worker in LABELS:
         w, c = through[worker], through[worker]["clients"]
+        ratios = ", ".join(str(r) for r in w["busy_over_quiet"])
         rows.append(
-            f"| {worker} | {w['quiet']['per_s']} | {w['busy']['per_s']} | {w['busy_over_quiet']} | "
-            f"{c['calls_per_s']} | {c['remember_p50_ms']} ms | {c['recall_p50_ms']} ms |"
+            f"| {worker} | {w['quiet_per_s']} | {w['busy_per_s']} | {ratios} | {c['calls_per_s']} | "
+            f"{c['remember_p50_ms']} ms | {c['recall_p50_ms']} ms |"
         )
     return "\n".join(rows)
 
@@ -306,7 +325,9 @@ def main() -> None:
     )
     parser.add_argument("--backlog", type=int, default=BACKLOG)
     parser.add_argument("--clients", type=int, default=CLIENTS)
-    parser.add_argument("--fair", type=int, default=FAIR)
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--window", type=float, default=WINDOW_S, help="seconds")
+    parser.add_argument("--fair", type=int, default=FAIR, help="0: skip the fairness")
     parser.add_argument("--claim", type=int, default=CLAIM, help="0: skip the claim's cost")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()

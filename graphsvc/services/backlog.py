@@ -6,9 +6,9 @@
   to the claim's size, each found by an index seek. So another graph's ten new memories wait at most for
   one claim of every graph with a backlog before them, however many memories those hold.
 - **Only what it owns.** A claim matches memories only; a row the worker cannot read (no text, a text
-  its model raises on, a graph or id that is not a string: `text_of`) is set aside (`<area>/set_aside`: out of the
-  backlog, marked with who could not read it), logged once and counted (`set_aside`), never failing
-  the rows claimed with it.
+  its model raises on, a graph or id that is not a string: `text_of`) is set aside (`<area>/set_aside`:
+  out of the backlog, marked with who could not read it), logged once and counted (`set_aside`),
+  never failing the rows claimed with it.
 - **How long it waits.** `wait_s`: the longest that a memory this worker claimed during its current
   or last full round over the graphs had waited, since it was written (`createdAt`) or since a backfill
   put it in the backlog (`queued`); 0 once nothing else waits. /health calls the worker behind when
@@ -34,6 +34,8 @@ Area = Literal["embed", "extract"]
 
 
 class Backlog:
+    """`area`: the statements' (embed/…, extract/…); `worker`: its name in the logs."""
+
     def __init__(
         self,
         store: Store,

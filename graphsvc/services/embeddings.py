@@ -27,11 +27,11 @@ bench/README.md the figures.
 **A floor under load.** The worker encodes in a process of its own (services/worker.Child: an encoder
 thread beside the server's busy event loop waited on the interpreter's lock and encoded at a quarter of
 its speed), at normal priority, each text alone (a text encoded in a batch came out different from
-itself alone: graphsvc/encoder/onnx.py); while requests run (services/worker.Traffic), each step is
-followed by a pause that keeps the worker to SHARE of the time. At the lowest CPU priority (nice 19),
-in a thread, it used to nearly stop on two busy cores (7-22 memories a second against 227 quiet);
-bench/README.md, *Background workers*, has what it keeps now. A recall's query is encoded in the
-server's process, at normal priority.
+itself alone: graphsvc/encoder/onnx.py); while requests run it slows itself to FLOOR of its quiet
+speed and no further (services/worker.Pace). At the lowest CPU priority (nice 19), in a thread, it
+used to nearly stop on two busy cores (7-22 memories a second against 227 quiet); bench/README.md,
+*Background workers*, has what it keeps now. A recall's query is encoded in the server's process, at
+normal priority.
 
 Status: "off" (not enabled), "ok", or "unavailable" (enabled, but the model could not be loaded:
 logged at start-up; recall uses keywords alone and nothing is embedded).
@@ -51,10 +51,10 @@ from graphsvc.services.backlog import Backlog, text_of, written_at
 from graphsvc.services.ports import Row, Store
 from graphsvc.services.recall.keywords import graph_key, query_terms
 from graphsvc.services.recall.ranking import WINDOW, Cosines, cosines
-from graphsvc.services.worker import Child, Traffic
+from graphsvc.services.worker import Child, Pace, Traffic
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
-SHARE = 0.5  # while requests run, the worker takes at most this share of the time
+FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
@@ -92,6 +92,7 @@ class EmbeddingService:
         self._progress = _Progress()
         self._backfilled = False
         self.requests = requests or Traffic()
+        self.pace = Pace(self.requests, FLOOR)
         self.queue = Backlog(store, "embed", "embeddings")
         self.searchable: Searchable = lambda path, seconds: None  # app.py: the metrics' histogram
 
@@ -159,7 +160,7 @@ class EmbeddingService:
         """Claim up to `limit` memories of the backlog (services/backlog.py), encode them (in the
         worker's process) and store their vectors; a memory the encoder cannot read is set aside.
         Returns how many this call took from the backlog (the worker runs again at once while any).
-        While requests run, a step then pauses to take at most SHARE of the time (`Traffic`)."""
+        While requests run, a step may then pause, to keep FLOOR of the worker's quiet speed (`Pace`)."""
         if not self.on:
             return 0
         assert self._encoder is not None
@@ -179,7 +180,7 @@ class EmbeddingService:
         unread = [(r, v) for r, v in zip(claimed, read, strict=True) if isinstance(v, str)]
         await self.queue.put_aside([r for r, _ in unread], [v for _, v in unread], token, self._encoder.model)
         await self._progress.stored(len(done), self.backlog)
-        await self.requests.make_room(time.monotonic() - started, SHARE)
+        await self.pace.done(len(claimed), started)
         return len(claimed)
 
     async def _encode(self, texts: list[Any]) -> list[list[float] | str]:

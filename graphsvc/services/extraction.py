@@ -6,9 +6,9 @@ claims batches of them with a lease (extract/claim: several replicas share the b
 graphs, as services/backlog.py says), runs the extractor in a process of its own (in a thread, pure
 Python extraction held the interpreter's lock against the requests: remember's p50 rose by a third
 while it read; a process also keeps a model's memory apart; it dies with graphsvc, even by `kill -9`:
-services/worker.die_with_parent), and stores what it found (extract/store); while requests run, each
-step is followed by a pause that keeps the worker to SHARE of the time (services/worker.Traffic), at
-normal priority: a floor that holds under load, where the lowest priority (nice 19) nearly stopped it.
+services/worker.Child), and stores what it found (extract/store); while requests run, it slows itself
+to FLOOR of its quiet speed and no further (services/worker.Pace), at normal priority: a floor under
+load, where the lowest priority (nice 19) nearly stopped it.
 Each mention an ordinary entity `Label:name` of the memory's graph, joined by a MENTIONS edge marked
 `source: "extracted"` and `extractor: "<name>/<version>"`; the memory then carries `extractedWith`.
 Until then the memory is found as before (keywords, meaning, its given entities): nothing waits for it.
@@ -43,10 +43,10 @@ from graphsvc.domain.extraction import Mention, bounded, normalise
 from graphsvc.services.backlog import Backlog, text_of
 from graphsvc.services.drafts import new_id
 from graphsvc.services.ports import Store
-from graphsvc.services.worker import Child, Traffic
+from graphsvc.services.worker import Child, Pace, Traffic
 
 BATCH = 256  # memories a worker claims at once
-SHARE = 0.5  # while requests run, the worker takes at most this share of the time
+FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked (or entities named) per statement when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
@@ -84,6 +84,7 @@ class ExtractionService:
         self._done, self._since = 0, time.monotonic()
         # what MemoryService serves: a step makes room for it (extract_pending); one the whole app shares
         self.requests = requests or Traffic()
+        self.pace = Pace(self.requests, FLOOR)
         self.queue = Backlog(store, "extract", "extraction")
 
     @property
@@ -104,8 +105,8 @@ class ExtractionService:
         extractor's process) and store what was found; a memory the extractor cannot read is set aside.
         Returns how many this call took from the backlog (the worker runs again at once while any). The
         claims of a step that fails lapse after `lease_ms` and are taken again. While requests run, a
-        step then pauses to take at most SHARE of the time (`Traffic`): what it costs Neo4j and the
-        server on a small machine is taken from them."""
+        step may then pause, to keep FLOOR of the worker's quiet speed (`Pace`): what it costs Neo4j
+        and the server on a small machine is taken from them."""
         if not self.on:
             return 0
         assert self._extractor is not None
@@ -133,7 +134,7 @@ class ExtractionService:
             [r for r, _ in unread], [f for _, f in unread], token, self._extractor.name
         )
         await self._progress(stored)
-        await self.requests.make_room(time.monotonic() - started, SHARE)
+        await self.pace.done(len(claimed), started)
         return len(claimed)
 
     async def _read(self, texts: list[Any]) -> list[list[Mention] | str]:

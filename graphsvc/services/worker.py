@@ -16,8 +16,8 @@ waiting, and `wake()` starts it again (the term folds after a write; reconciliat
 the first); /health and /metrics show it per worker. `stop()` cancels the loop and waits for it, and
 never raises.
 
-Beside it: `Traffic`, the requests in flight, for background work to make room for; `Child`, a
-worker's process of its own, which dies with the server.
+Beside it: `Traffic`, the requests in flight, and `Pace`, a worker's speed beside them (a floor under
+load); `Child`, a worker's process of its own, which dies with the server.
 """
 
 from __future__ import annotations
@@ -180,22 +180,11 @@ class Worker:
 
 
 class Traffic:
-    """The requests in flight, for background work to make room for: after a step of `worked` seconds
-    while requests run (one in flight, or one ended within `recent_s`), `make_room` pauses so that the
-    work takes at most `share` of the time (the pause `worked * (1 - share) / share`, at most
-    `max_pause_s`); with no request about, no pause. Requests enter with `with traffic:`."""
+    """The requests in flight, for background work to make room for (`Pace`): requests enter with
+    `with traffic:`; one app shares one."""
 
-    def __init__(
-        self,
-        share: float = 0.2,
-        *,
-        recent_s: float = 0.1,
-        max_pause_s: float = 2.0,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._share, self._recent_s, self._max_pause_s = share, recent_s, max_pause_s
-        self._clock, self._sleep = clock, sleep
+    def __init__(self, *, recent_s: float = 0.1, clock: Callable[[], float] = time.monotonic) -> None:
+        self._recent_s, self._clock = recent_s, clock
         self._in_flight, self._last_end = 0, float("-inf")
 
     def __enter__(self) -> None:
@@ -205,19 +194,51 @@ class Traffic:
         self._in_flight -= 1
         self._last_end = self._clock()
 
+    def since(self, moment: float) -> bool:
+        """A request ran at some time since `moment` (one in flight now, or one ended within `recent_s`
+        of it or after)."""
+        return self._in_flight > 0 or self._last_end > moment - self._recent_s
+
     @property
     def active(self) -> bool:
-        return self._in_flight > 0 or self._clock() - self._last_end < self._recent_s
+        return self.since(self._clock())
 
-    async def make_room(self, worked_s: float, share: float | None = None) -> float:
-        """Pause after `worked_s` seconds of background work while requests run, so that the work takes
-        at most `share` of the time (the worker's own; else the one this Traffic was made with); returns
-        the pause."""
-        if not self.active:
+
+class Pace:
+    """One background worker's speed beside the requests: with no request about, full speed; while
+    requests run, `floor` of its quiet speed, so that requests keep the rest of a small machine while the
+    backlog keeps moving, however busy they are. After a step that requests overlapped, the worker pauses
+    as long as the step should have taken at that speed less what it took (at most `max_pause_s`); a step
+    slower than that (the machine is busy) is not followed by any pause. The quiet speed is learned from
+    the steps no request overlapped (a running mean); until one was seen, a step is followed by a pause
+    as long as itself."""
+
+    def __init__(
+        self,
+        requests: Traffic,
+        floor: float,
+        *,
+        max_pause_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._requests, self._floor, self._max_pause_s = requests, floor, max_pause_s
+        self._clock, self._sleep = clock, sleep
+        self.quiet: float | None = None  # items a second with no request about
+
+    async def done(self, items: int, started: float) -> float:
+        """A step that began at `started` (this clock) handled `items`: learn or pause; returns the pause."""
+        worked = self._clock() - started
+        if items <= 0 or worked <= 0:
             return 0.0
-        share = share or self._share
-        pause = min(self._max_pause_s, worked_s * (1 - share) / share)
-        await self._sleep(pause)
+        if not self._requests.since(started):
+            speed = items / worked
+            self.quiet = speed if self.quiet is None else 0.7 * self.quiet + 0.3 * speed
+            return 0.0
+        due = worked if self.quiet is None else items / (self._floor * self.quiet) - worked
+        pause = min(self._max_pause_s, max(0.0, due))
+        if pause:
+            await self._sleep(pause)
         return pause
 
 
