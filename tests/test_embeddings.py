@@ -28,7 +28,7 @@ from graphsvc.config import CACHE_DIR, AuthSettings, EmbeddingsSettings, Setting
 from graphsvc.domain.models import RecallInput, RememberInput
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.encoder.onnx import MAVEN_CENTRAL, MODELS, EncoderUnavailable, Maven, OnnxEncoder, files
-from graphsvc.services.embeddings import EmbeddingService
+from graphsvc.services.embeddings import EmbeddingService, _encode_each
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.recall.keywords import keywords
 from graphsvc.services.recall.term_fold import fold
@@ -515,6 +515,8 @@ async def test_the_worker_encodes_in_a_process_of_its_own_at_normal_priority_eac
     worker = await background.run(os.getpid)
     assert worker != os.getpid()
     assert await background.run(os.getpriority, os.PRIO_PROCESS, 0) == os.getpriority(os.PRIO_PROCESS, 0)
+    # in two threads (while requests keep the worker below its floor): the same vectors
+    assert np.allclose(await background.run(_encode_each, texts, 2), alone, atol=1e-6)
 
 
 @pytest.mark.neo4j

@@ -178,15 +178,16 @@ async def test_background_work_slows_to_a_floor_of_its_quiet_speed_while_request
     traffic = Traffic(recent_s=0.1, clock=lambda: now[0])
     pace = Pace(traffic, 0.5, max_pause_s=2.0, clock=lambda: now[0], sleep=sleep)
 
-    async def step(items: int, seconds: float) -> float:
+    async def step(items: int, seconds: float, full: bool = True) -> float:
         started = now[0]
         now[0] += seconds
-        return await pace.done(items, started)
+        return await pace.done(items, started, full=full)
 
     with traffic:  # before any quiet step: as long as the step took
         assert await step(10, 0.3) == pytest.approx(0.3)
     now[0] += 1
     assert await step(100, 1.0) == 0.0 and pace.quiet == 100  # no request about: full speed, learned
+    assert await step(3, 0.5, full=False) == 0.0 and pace.quiet == 100  # a step's round trips, not its speed
     with traffic:
         assert traffic.active
         assert await step(50, 0.5) == pytest.approx(0.5)  # at half the quiet speed: 50 in 1 s

@@ -45,6 +45,7 @@ import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol
 
 from graphsvc.services.backlog import Backlog, text_of, written_at
@@ -55,6 +56,7 @@ from graphsvc.services.worker import Child, Pace, Traffic
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
 FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
+MAX_THREADS = 2  # the worker's threads while requests keep it below its floor (one otherwise)
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
@@ -180,15 +182,17 @@ class EmbeddingService:
         unread = [(r, v) for r, v in zip(claimed, read, strict=True) if isinstance(v, str)]
         await self.queue.put_aside([r for r, _ in unread], [v for _, v in unread], token, self._encoder.model)
         await self._progress.stored(len(done), self.backlog)
-        await self.pace.done(len(claimed), started)
+        await self.pace.done(len(claimed), started, full=len(claimed) >= limit)
         return len(claimed)
 
     async def _encode(self, texts: list[Any]) -> list[list[float] | str]:
         """Each text's vector, or why it has none, encoded in the worker's process, each text alone (a
-        process that died fails this step; the next starts another)."""
+        process that died fails this step; the next starts another): in one thread, or MAX_THREADS while
+        requests keep it below its floor (`Pace.short`)."""
         if self._background is None:
             self._background = Child(_holding, self._encoder)
-        return await self._background.run(_encode_each, texts)
+        threads = MAX_THREADS if self.pace.short else 1
+        return await self._background.run(_encode_each, texts, threads)
 
     async def close(self) -> None:
         """Stop the worker's process (a worker that runs again starts another)."""
@@ -241,6 +245,7 @@ class EmbeddingService:
 
 
 _encoder: Encoder | None = None  # in the worker's own process (`_holding`)
+_threads: ThreadPoolExecutor | None = None  # and its threads (`_encode_each`)
 
 
 def _holding(encoder: Encoder) -> None:
@@ -249,16 +254,29 @@ def _holding(encoder: Encoder) -> None:
     _encoder = encoder
 
 
-def _encode_each(texts: Sequence[Any]) -> list[list[float] | str]:
-    """Each text's vector (each alone), or why it has none: no text, or the error the encoder raised."""
+def _encode_each(texts: Sequence[Any], threads: int) -> list[list[float] | str]:
+    """Each text's vector (each alone), or why it has none: no text, or the error the encoder raised;
+    spread over `threads` threads (onnxruntime releases the interpreter's lock while it runs)."""
+    global _threads
+    if threads == 1:
+        return _encode_all(texts)
+    _threads = _threads or ThreadPoolExecutor(MAX_THREADS, "graphsvc-embed")
+    parts = list(_threads.map(_encode_all, [texts[i::threads] for i in range(threads)]))
+    return [parts[i % threads][i // threads] for i in range(len(texts))]
+
+
+def _encode_all(texts: Sequence[Any]) -> list[list[float] | str]:
+    return [_encode_one(text) for text in texts]
+
+
+def _encode_one(text: Any) -> list[float] | str:
     assert _encoder is not None
-    read: list[list[float] | str] = []
-    for text in texts:
-        try:
-            read.append(_encoder.encode([text])[0] if text is not None else "no text")
-        except Exception as e:  # the model's libraries raise their own types
-            read.append(type(e).__name__)
-    return read
+    if text is None:
+        return "no text"
+    try:
+        return _encoder.encode([text])[0]
+    except Exception as e:  # the model's libraries raise their own types
+        return type(e).__name__
 
 
 class _Progress:

@@ -134,7 +134,7 @@ class ExtractionService:
             [r for r, _ in unread], [f for _, f in unread], token, self._extractor.name
         )
         await self._progress(stored)
-        await self.pace.done(len(claimed), started)
+        await self.pace.done(len(claimed), started, full=len(claimed) >= limit)
         return len(claimed)
 
     async def _read(self, texts: list[Any]) -> list[list[Mention] | str]:

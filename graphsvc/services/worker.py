@@ -209,9 +209,11 @@ class Pace:
     requests run, `floor` of its quiet speed, so that requests keep the rest of a small machine while the
     backlog keeps moving, however busy they are. After a step that requests overlapped, the worker pauses
     as long as the step should have taken at that speed less what it took (at most `max_pause_s`); a step
-    slower than that (the machine is busy) is not followed by any pause. The quiet speed is learned from
-    the steps no request overlapped (a running mean); until one was seen, a step is followed by a pause
-    as long as itself."""
+    slower than that (the machine is busy) is not followed by any pause, and leaves `short` set for the
+    worker to take more of the machine (a second thread) until it is back. The quiet speed is learned from
+    the full steps (a whole batch: a few memories cost a step's round trips, not its speed) that no
+    request overlapped, as a running mean; until one was seen, a step is followed by a pause as long as
+    itself."""
 
     def __init__(
         self,
@@ -225,17 +227,22 @@ class Pace:
         self._requests, self._floor, self._max_pause_s = requests, floor, max_pause_s
         self._clock, self._sleep = clock, sleep
         self.quiet: float | None = None  # items a second with no request about
+        self.short = False  # the last step that requests overlapped was slower than the floor
 
-    async def done(self, items: int, started: float) -> float:
-        """A step that began at `started` (this clock) handled `items`: learn or pause; returns the pause."""
+    async def done(self, items: int, started: float, *, full: bool) -> float:
+        """A step that began at `started` (this clock) handled `items` (`full`: a whole batch): learn or
+        pause; returns the pause."""
         worked = self._clock() - started
         if items <= 0 or worked <= 0:
             return 0.0
         if not self._requests.since(started):
-            speed = items / worked
-            self.quiet = speed if self.quiet is None else 0.7 * self.quiet + 0.3 * speed
+            if full:
+                speed = items / worked
+                self.quiet = speed if self.quiet is None else 0.7 * self.quiet + 0.3 * speed
+            self.short = False
             return 0.0
         due = worked if self.quiet is None else items / (self._floor * self.quiet) - worked
+        self.short = due < 0
         pause = min(self._max_pause_s, max(0.0, due))
         if pause:
             await self._sleep(pause)
