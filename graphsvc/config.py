@@ -102,6 +102,12 @@ class EmbeddingsSettings(BaseModel):
     interval_s: float = Field(
         default=1.0, gt=0, description="How often an idle worker looks for new memories"
     )
+    behind_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="/health names the worker behind when a memory it claims waited longer than this "
+        "(docs/operations.md)",
+    )
 
 
 class ExtractionSettings(BaseModel):
@@ -120,6 +126,12 @@ class ExtractionSettings(BaseModel):
     )
     interval_s: float = Field(
         default=1.0, gt=0, description="How often an idle extraction worker looks for new memories"
+    )
+    behind_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="/health names the worker behind when a memory it claims waited longer than this "
+        "(docs/operations.md)",
     )
 
 

@@ -538,8 +538,7 @@ async def test_a_killed_extractor_process_fails_one_step_and_the_next_starts_ano
         await _remember(memory, graph, "Melanie painted a lake")
         await _drain(service)
         assert service._background is not None
-        for pid in list(service._background._processes):  # pyright: ignore[reportPrivateUsage]
-            os.kill(pid, signal.SIGKILL)
+        os.kill(await service._background.run(os.getpid), signal.SIGKILL)
         later = await _remember(memory, graph, "Melanie sold the painting to Caroline")
         with pytest.raises(BrokenProcessPool):
             await service.extract_pending(lease_ms=1)  # its claims lapse at once

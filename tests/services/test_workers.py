@@ -13,7 +13,7 @@ import pytest
 from graphsvc.errors import Unavailable
 from graphsvc.services import worker as worker_module
 from graphsvc.services.index.term_fold import TermFolder
-from graphsvc.services.worker import Traffic, Worker
+from graphsvc.services.worker import Pace, Traffic, Worker
 
 WITHIN_S = 10.0  # every wait on a step is bounded by this
 
@@ -168,24 +168,36 @@ async def test_a_worker_without_interval_stops_when_nothing_waits_and_a_wake_sta
     await worker.stop()
 
 
-async def test_background_work_makes_room_for_requests_in_flight_or_just_ended_and_none_otherwise() -> None:
+async def test_background_work_slows_to_a_floor_of_its_quiet_speed_while_requests_run() -> None:
     now = [100.0]
     paused: list[float] = []
 
     async def sleep(seconds: float) -> None:
         paused.append(seconds)
 
-    traffic = Traffic(0.2, recent_s=0.1, max_pause_s=2.0, clock=lambda: now[0], sleep=sleep)
-    assert await traffic.make_room(0.3) == 0.0  # no request about: the backlog at full speed
+    traffic = Traffic(recent_s=0.1, clock=lambda: now[0])
+    pace = Pace(traffic, 0.5, max_pause_s=2.0, clock=lambda: now[0], sleep=sleep)
+
+    async def step(items: int, seconds: float, full: bool = True) -> float:
+        started = now[0]
+        now[0] += seconds
+        return await pace.done(items, started, full=full)
+
+    with traffic:  # before any quiet step: as long as the step took
+        assert await step(10, 0.3) == pytest.approx(0.3)
+    now[0] += 1
+    assert await step(100, 1.0) == 0.0 and pace.quiet == 100  # no request about: full speed, learned
+    assert await step(3, 0.5, full=False) == 0.0 and pace.quiet == 100  # a step's round trips, not its speed
     with traffic:
         assert traffic.active
-        assert await traffic.make_room(0.3) == pytest.approx(1.2)  # work takes a fifth of the time
-        assert await traffic.make_room(5.0) == 2.0  # never more than the cap
+        assert await step(50, 0.5) == pytest.approx(0.5)  # at half the quiet speed: 50 in 1 s
+        assert await step(30, 0.9) == 0.0  # the machine slows it more: no pause of its own
+        assert await step(500, 1.0) == 2.0  # never more than the cap
     now[0] += 0.05
-    assert await traffic.make_room(0.1) == pytest.approx(0.4)  # one just ended: the next may follow
-    now[0] += 0.1
-    assert not traffic.active and await traffic.make_room(0.1) == 0.0
-    assert paused == pytest.approx([1.2, 2.0, 0.4])
+    assert await step(20, 0.1) == pytest.approx(0.3)  # one just ended: it overlapped the step
+    now[0] += 1
+    assert not traffic.active and await step(120, 1.0) == 0.0 and pace.quiet == pytest.approx(106)
+    assert paused == pytest.approx([0.3, 0.5, 2.0, 0.3])
 
 
 async def test_stop_cancels_a_step_in_flight_waits_for_it_and_never_raises() -> None:

@@ -88,7 +88,7 @@ def _check_stack(process: subprocess.Popen[str], http: int, browser: int) -> Non
     assert urls["MCP (SSE)"] == f"http://127.0.0.1:{http}/sse"
     health = httpx.get(timeout=SLOW_S, url=urls["Health"]).json()
     workers = health.pop("workers")
-    expected = {"status": "ok", "neo4j": True, "chain": True, "embeddings": "ok", "down": []}
+    expected = {"status": "ok", "neo4j": True, "chain": True, "embeddings": "ok", "down": [], "behind": []}
     assert health == {
         **expected,
         "embeddingsModel": "bge-small-en-v1.5",
