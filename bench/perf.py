@@ -101,9 +101,11 @@ async def random_vectors(store: Any, dimensions: int, seed: int) -> int:
     statements (embed/claim, embed/store); returns how many."""
     import numpy as np
 
+    from graphsvc.services.backlog import Backlog
+
     rng = np.random.default_rng(seed)
-    stored = 0
-    while claimed := await store.run("embed/claim", limit=1000, lease_ms=600_000, token="bench"):
+    stored, queue = 0, Backlog(store, "embed", "bench")
+    while claimed := await queue.claim(1000, 600_000, "bench"):
         vectors = rng.standard_normal((len(claimed), dimensions)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         rows = [

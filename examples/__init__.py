@@ -1,1 +1,1 @@
-"""Runnable examples (tests/test_langgraph_store.py runs the agent)."""
+"""Runnable examples (tests/interfaces/client/test_langgraph_store.py runs the agent)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,12 +39,13 @@ from graphsvc.rest import routes
 from graphsvc.services import background
 from graphsvc.services.access import AccessService
 from graphsvc.services.anchoring import AnchoringService
+from graphsvc.services.at_write import Freshness
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.locus import LocusService
 from graphsvc.services.memory import MemoryService
 from graphsvc.services.operations import Backends
-from graphsvc.services.worker import Worker
+from graphsvc.services.worker import Traffic, Worker
 from graphsvc.store.graph import GraphStore, Observer, create_driver
 
 STARTUP_WAIT_S = 60
@@ -62,12 +63,15 @@ def build_chain(chain: ChainSettings, deadline_s: float = 10) -> AnchorContract 
     return AnchorContract(chain.rpc_url, chain.contract, key, chain.chain_id, deadline_s=deadline_s)
 
 
-def build_embeddings(settings: EmbeddingsSettings, store: GraphStore, cache: Path) -> EmbeddingService:
+def build_embeddings(
+    settings: EmbeddingsSettings, store: GraphStore, cache: Path, requests: Traffic | None = None
+) -> EmbeddingService:
     """Off unless enabled; "unavailable" (logged; recall keeps to keywords) when no model can load. With
     the model unset, bge-small-en-v1.5, or the packaged all-MiniLM-L6-v2 while bge cannot be fetched
-    (logged; once it can, a restart takes it and every memory is embedded again)."""
+    (logged; once it can, a restart takes it and every memory is embedded again). `requests`: what the
+    worker makes room for."""
     if not settings.enabled:
-        return EmbeddingService(store, None, "off")
+        return EmbeddingService(store, None, "off", requests=requests)
     chosen = settings.model or DEFAULT_MODEL
     names = [chosen] if settings.model or settings.model_path else [chosen, PACKAGED_MODEL]
     for name in names:
@@ -79,29 +83,32 @@ def build_embeddings(settings: EmbeddingsSettings, store: GraphStore, cache: Pat
                 tokenizer=settings.tokenizer_path,
                 maven_url=settings.maven_url,
             )
-            return EmbeddingService(store, encoder, "ok")
+            return EmbeddingService(store, encoder, "ok", requests=requests)
         except GraphsvcError as e:
             if name != names[-1]:
                 log.warning("%s cannot be loaded, using the packaged %s: %s", name, names[-1], e)
             else:
                 log.warning("embeddings are unavailable, recall uses keywords alone: %s", e)
-    return EmbeddingService(store, None, "unavailable")
+    return EmbeddingService(store, None, "unavailable", requests=requests)
 
 
-def build_extraction(settings: ExtractionSettings, store: GraphStore) -> ExtractionService:
+def build_extraction(
+    settings: ExtractionSettings, store: GraphStore, requests: Traffic | None = None
+) -> ExtractionService:
     """Off unless enabled; "unavailable" with the reason (logged; memories are stored and recalled as
-    without extraction) when the chosen extractor cannot load."""
+    without extraction) when the chosen extractor cannot load. `requests`: what the worker makes room
+    for."""
     if not settings.enabled:
-        return ExtractionService(store, None, "off")
+        return ExtractionService(store, None, "off", requests=requests)
     if settings.extractor == "rules":
-        return ExtractionService(store, RulesExtractor(), "ok")
+        return ExtractionService(store, RulesExtractor(), "ok", requests=requests)
     try:
         folder = settings.model_path
         extractor = SpacyExtractor.load(folder, sha256=None if folder else MODEL_SHA256)
     except ExtractorUnavailable as e:
         log.warning("extraction is unavailable, memories are stored without it: %s", e)
-        return ExtractionService(store, None, "unavailable", str(e))
-    return ExtractionService(store, extractor, "ok")
+        return ExtractionService(store, None, "unavailable", str(e), requests=requests)
+    return ExtractionService(store, extractor, "ok", requests=requests)
 
 
 @dataclass
@@ -118,7 +125,9 @@ class Services:
     workers: dict[str, Worker] = field(default_factory=dict[str, Worker])
 
     @classmethod
-    def build(cls, settings: Settings, observe: Observer | None = None) -> Services:
+    def build(
+        cls, settings: Settings, observe: Observer | None = None, freshness: Freshness | None = None
+    ) -> Services:
         neo = settings.neo4j
         deadline = settings.deadline_s
         driver = create_driver(
@@ -139,10 +148,17 @@ class Services:
             lease_ttl_s=settings.chain.lease_ttl_s,
         )
         access = AccessService(store, required=bool(settings.auth.required))
-        embeddings = build_embeddings(settings.embeddings, store, settings.cache_dir)
-        extraction = build_extraction(settings.extraction, store)
+        requests = Traffic()  # the requests in flight, that both workers make room for
+        embeddings = build_embeddings(settings.embeddings, store, settings.cache_dir, requests)
+        extraction = build_extraction(settings.extraction, store, requests)
         memory = MemoryService(
-            store, embeddings=embeddings, deadline_s=deadline, recall=settings.recall, extraction=extraction
+            store,
+            embeddings=embeddings,
+            deadline_s=deadline,
+            recall=settings.recall,
+            extraction=extraction,
+            write_budget_s=settings.write_budget_s,
+            freshness=freshness,
         )
         locus = LocusService(memory, store)
         services = cls(store, memory, anchoring, chain, access, locus, settings, embeddings, extraction)
@@ -196,7 +212,14 @@ class Services:
         down += ["embeddings"] if embeddings == "unavailable" else []
         down += ["extraction"] if self.extraction.status == "unavailable" else []
         workers = {name: worker.state() for name, worker in self.workers.items()}
-        states = {n: {"ok": w.ok, "lastSuccessAgeS": w.last_success_age_s} for n, w in workers.items()}
+        states: dict[str, dict[str, object]] = {
+            n: {"ok": w.ok, "lastSuccessAgeS": w.last_success_age_s} for n, w in workers.items()
+        }
+        for name, (wait_s, limit_s) in self.waits().items():
+            if name in states:
+                wait = wait_s()
+                states[name] |= {"waitS": wait, "behind": wait is not None and wait > limit_s}
+        behind = [name for name, state in states.items() if state.get("behind")]
         return {
             "status": "degraded" if down else "ok",
             "neo4j": neo4j,
@@ -207,7 +230,16 @@ class Services:
             "extractor": self.extraction.extractor,
             "extractionProblem": self.extraction.reason,
             "down": down,
+            "behind": behind,
             "workers": states,
+        }
+
+    def waits(self) -> dict[str, tuple[Callable[[], float | None], float]]:
+        """The workers of a backlog every graph shares: how long what each claims waited (in memory), and
+        past how many seconds /health calls it behind."""
+        return {
+            "embeddings": (self.embeddings.queue.wait_s, self.settings.embeddings.behind_s),
+            "extraction": (self.extraction.queue.wait_s, self.settings.extraction.behind_s),
         }
 
     async def _chain_answers(self) -> bool | None:
@@ -238,7 +270,7 @@ class Services:
         """Stop the workers, fold what this process wrote, close the driver and the chain client: each
         part whatever the one before did (a failure is logged, never raised)."""
         workers = [w.stop for w in self.workers.values()]
-        parts = [*workers, self.extraction.close, self.memory.close, self.store.close]
+        parts = [*workers, self.embeddings.close, self.extraction.close, self.memory.close, self.store.close]
         for part in [*parts, *([self.chain.close] if self.chain is not None else [])]:
             try:
                 await part()
@@ -252,6 +284,16 @@ class WorkerHealth(BaseModel):
     ok: bool = Field(description="Its last step succeeded (false: failing, retried with back-off)")
     lastSuccessAgeS: float | None = Field(
         description="Seconds since its last step succeeded (null before the first)"
+    )
+    waitS: float | None = Field(
+        default=None,
+        description="embeddings and extraction: the longest that a memory it claimed in its current or last "
+        "round over the graphs had waited, since written or queued (null before its first round)",
+    )
+    behind: bool | None = Field(
+        default=None,
+        description="embeddings and extraction: waitS is over GRAPHSVC_EMBEDDINGS_BEHIND_S / "
+        "GRAPHSVC_EXTRACTION_BEHIND_S (docs/operations.md)",
     )
 
 
@@ -275,6 +317,10 @@ class Health(BaseModel):
     )
     extractionProblem: str | None = Field(description="Why extraction is unavailable; null otherwise")
     down: list[str] = Field(description="The dependencies that do not answer")
+    behind: list[str] = Field(
+        description="The background workers that fall behind: a memory they claim waited longer than their "
+        "setting (docs/operations.md); they still work, and the status stays ok"
+    )
     workers: dict[str, WorkerHealth] = Field(
         description="Each background worker (anchoring, reconcile, term_stats, embeddings, extraction; those "
         "running in this process): whether its last step succeeded, and when one last did"
@@ -290,17 +336,18 @@ HEALTH_RESPONSES: dict[int | str, dict[str, object]] = {
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     metrics = Metrics()
-    services = Services.build(settings, observe=metrics.statement)
+    services = Services.build(settings, observe=metrics.statement, freshness=metrics)
     metrics.anchoring = services.anchoring.state
     # Each background worker's backlog, read at every scrape.
     metrics.backlogs["term_stats"] = services.memory.folder.backlog
     metrics.workers.update({name: worker.state for name, worker in services.workers.items()})
     if services.chain is not None:
         metrics.backlogs["reconcile"] = services.anchoring.unfinished
-    if services.embeddings.on:
-        metrics.backlogs["embeddings"] = services.embeddings.backlog
-    if services.extraction.on:
-        metrics.backlogs["extraction"] = services.extraction.backlog
+    services.embeddings.searchable = metrics.searchable
+    for name, service in (("embeddings", services.embeddings), ("extraction", services.extraction)):
+        if service.on:
+            metrics.queues[name] = service.queue.state
+            metrics.waits[name] = service.queue.wait_s
     backends = Backends(services.memory, services.anchoring, services.locus)
     mcp = create_mcp_server(
         backends, services.access, metrics=metrics, version=VERSION, deadline_s=settings.deadline_s

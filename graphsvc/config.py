@@ -102,6 +102,12 @@ class EmbeddingsSettings(BaseModel):
     interval_s: float = Field(
         default=1.0, gt=0, description="How often an idle worker looks for new memories"
     )
+    behind_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="/health names the worker behind when a memory it claims waited longer than this "
+        "(docs/operations.md)",
+    )
 
 
 class ExtractionSettings(BaseModel):
@@ -120,6 +126,12 @@ class ExtractionSettings(BaseModel):
     )
     interval_s: float = Field(
         default=1.0, gt=0, description="How often an idle extraction worker looks for new memories"
+    )
+    behind_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="/health names the worker behind when a memory it claims waited longer than this "
+        "(docs/operations.md)",
     )
 
 
@@ -147,6 +159,13 @@ class Settings(BaseSettings):
     environment: Literal["development", "production"] = "development"
     deadline_s: float = Field(
         default=10, gt=0, description="How long a request waits for Neo4j or the chain before a 503"
+    )
+    write_budget_s: float = Field(
+        default=1.0,
+        ge=0,
+        description="How long a remember (store_event, a small batch) waits, from its arrival, for its "
+        "memory's vector and links to write them with it; past it they are left to the background "
+        "workers and the receipt says pending. 0: every write leaves them to the workers",
     )
     neo4j: Neo4jSettings = Neo4jSettings()
     http: HttpSettings = HttpSettings()

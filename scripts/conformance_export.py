@@ -1,6 +1,6 @@
 """The export cases of the conformance corpus (contracts/conformance/export/), for `graphsvc audit`.
 
-The genuine case, pass-export.jsonl, is a real graphsvc export: the graph tests/test_export_audit.py
+The genuine case, pass-export.jsonl, is a real graphsvc export: the graph tests/export/test_export_audit.py
 fills (three batches, an update, a memory forgotten after anchoring, its forget record anchored, and
 one before, one not anchored yet; every batch with its manifest), exported by graphsvc (`graphsvc
 export`) and committed. Its memories, entities, tombstones and proofs are kept byte for byte. What an export of a live server cannot give is a chain that a fresh

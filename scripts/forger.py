@@ -1,20 +1,21 @@
-"""The forger (issue 37): every tamper class against a genuine export, each with the trailer sealed
+"""The forger (issues 37 and 43): every tamper class against a genuine export, each with the trailer sealed
 again, through `graphsvc audit` with the auditor's trust roots; a table class by class.
 
     .venv/bin/python scripts/forger.py g.jsonl --rpc URL --contract 0x… --graph-tag 0x… [--json]
 
 The export should be of an anchored graph with several batches, a forgotten anchored memory (its
 forget record anchored), an update (SUPERSEDES), entities with a relation (with properties), a memory
-not anchored yet and an extracted edge: a tamper that needs a record the export lacks is reported as
+not anchored yet, a memory the extraction worker read (its extracted edges) and an event with a typed
+link (store_event): a tamper that needs a record the export lacks is reported as
 not applicable. The forger knows the format as well as graphsvc does: it rehashes envelopes, builds
 Merkle trees and manifests, moves positions and reseals the trailer; it cannot sign a transaction on
 the auditor's chain as the operator (an operator who could is the audit's trust root, not its
 subject). Each tamper is one `graphsvc audit --json` run, in this process (graphsvc.cli.main).
 
 Tampers of anchored content, completeness, forgets, positions, edges, entity ids, relations' shape,
-receipts and the file itself must be caught (exit 1, or 2 for a file that cannot be read). The
+receipts, the file itself, extracted edges, event links and dates must be caught (exit 1, or 2 for a file that cannot be read). The
 documented limits (docs/audit.md, "What the audit cannot show", each by its name) are tried too and
-listed apart: what they change is not hashed or not anchored, so they pass. Exit status: 0 when no
+listed apart: what they change is not hashed, not anchored or not derivable, so they pass. Exit status: 0 when no
 tamper outside the documented limits passed (and the genuine export did), 1 otherwise, 2 bad usage.
 """
 

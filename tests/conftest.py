@@ -49,7 +49,14 @@ from graphsvc.services.index.term_stats import fields_of, tally
 from graphsvc.services.memory import MemoryService
 from graphsvc.store.graph import GraphStore, create_driver
 from tests import browser
+from tests.tiers import (  # noqa: F401  (the tiers' hooks: tests/tiers.py)
+    pytest_collection_modifyitems,
+    pytest_fixture_setup,
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+)
 
+pytest_plugins = ["pytester"]  # tests/house/test_tiers.py runs a suite of its own
 LOCAL_IMAGE = f"graphsvc/neo4j:{local_neo4j.NEO4J_VERSION}"
 OFFICIAL_IMAGE = f"neo4j:{local_neo4j.NEO4J_VERSION}-community"
 PASSWORD = "graphsvc-test-" + secrets.token_hex(4)
@@ -180,9 +187,9 @@ def settings(neo4j_target: Neo4jTarget, chain_target: ChainTarget) -> Settings:
             lease_ttl_s=5,
         ),
         # On by default; the tests of other features serve without the model's worker, and
-        # tests/test_embeddings.py (and test_run_command.py, the default stack) turn it on.
+        # tests/services/test_embeddings.py (and test_run_command.py, the default stack) turn it on.
         embeddings=EmbeddingsSettings(enabled=False),
-        # On by default too; tests/test_extraction.py turns it on (the other features' graphs stay as
+        # On by default too; tests/services/test_extraction.py turns it on (the other features' graphs stay as
         # their agents wrote them).
         extraction=ExtractionSettings(enabled=False),
     )

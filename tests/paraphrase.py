@@ -1,6 +1,6 @@
 """A paraphrase check written for graphsvc (not taken from LoCoMo): each memory is asked for in other
-words, sharing no content word with it (tests/test_embeddings.py checks that), so keywords alone cannot
-find it and a semantic signal can. Used by tests/test_embeddings.py and bench/paraphrase.py."""
+words, sharing no content word with it (tests/services/test_embeddings.py checks that), so keywords alone cannot
+find it and a semantic signal can. Used by tests/services/test_embeddings.py and bench/paraphrase.py."""
 
 from __future__ import annotations
 

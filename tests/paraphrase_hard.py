@@ -1,7 +1,7 @@
 """A harder paraphrase set, written for graphsvc (issue 28; not taken from LoCoMo or any benchmark).
 
 Each memory is asked for in other words: the question shares no content word with it (as recall
-analyzes words; tests/test_fusion.py checks that), so keywords alone cannot find it. Around the answers
+analyzes words; tests/services/recall/test_fusion.py checks that), so keywords alone cannot find it. Around the answers
 sit two kinds of traps:
 - DISTRACTORS, everyday memories that answer no question but share ONE common word with some
   question ("the user", "new", "family", "home", "car", "work"...): the shape of the misses that issue
@@ -11,7 +11,7 @@ sit two kinds of traps:
   counts overlapping words, or a meaning that blurs them, ranks the wrong one first.
 
 All are remembered in one graph in a fixed shuffled order (`ordered`), so windows mix answers and traps.
-Used by tests/test_fusion.py (the lexical checks), tests/test_embeddings.py (the targets on a real
+Used by tests/services/recall/test_fusion.py (the lexical checks), tests/services/test_embeddings.py (the targets on a real
 Neo4j) and bench/paraphrase.py (the figures).
 """
 

@@ -1,6 +1,6 @@
 // The browser twin of graphsvc/verifier.py: the same six checks, with the same keys, order, texts and
 // pass / fail / not-checked semantics, from the bundle and an RPC URL alone. Keep the two in step:
-// tests/test_verify_page.py runs both on a corpus of real bundles and compares every check.
+// tests/anchoring/test_verify_page.py runs both on a corpus of real bundles and compares every check.
 import canonicalize from "canonicalize";
 import { decodeAbiParameters, encodeAbiParameters, keccak256, stringToBytes } from "viem";
 

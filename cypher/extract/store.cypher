@@ -8,7 +8,8 @@
 // `source: 'extracted'` with the extractor, unless the memory already mentions it (an agent's edge).
 // An entity that only extraction made and that no edge reaches any more is deleted. Only the
 // memory's own graph is read or written; a memory forgotten meanwhile, or claimed again by another
-// worker after this one's lease ran out, is left alone.
+// worker after this one's lease ran out, is left alone. The memory leaves the backlog with every mark
+// of it (extract/claim, extract/set_aside).
 UNWIND $rows AS row
 MATCH (m:Memory:Unextracted {graph: row.graph, id: row.id})
 WHERE m.extractClaim = $token
@@ -36,7 +37,8 @@ CALL (m, row) {
   }
 }
 SET m.extractedWith = $extractor
-REMOVE m:Unextracted, m.extractClaim, m.extractClaimUntil
+REMOVE m:Unextracted, m:Unextractable, m.extractClaim, m.extractClaimUntil, m.extractFirst, m.extractQueuedAt,
+  m.extractSetAsideBy
 // Once for the whole batch: two memories of it may have left the same entity.
 WITH count(m) AS stored, collect(formerly) AS formerly
 CALL (formerly) {

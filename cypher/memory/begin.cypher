@@ -6,7 +6,8 @@
 // (memory/commit). Per graph: its last position in the remember order; the `span` memories up to it
 // (2 × WINDOW, services/index/windows.py; oldest first, with their windows, which the new memories extend);
 // and the memories holding one of `keys` (content keys) created at or after `since` ('' for any
-// time), or carrying one of `ids` (a transaction re-run after its unacknowledged commit). The ORDER BY names `graph` as well so that the
+// time), or carrying one of `ids` (a transaction re-run after its unacknowledged commit), each with
+// whether its vector and its links are written (a duplicate's receipt says so). The ORDER BY names `graph` as well so that the
 // (graph, seq) index gives the order and the seek stops after `span` entries; by `seq` alone, Neo4j read
 // every memory of the graph and sorted them, on every remember. The SEEK hints keep both lookups
 // seeks: a scan of the whole index (every tenant's memories) is another plan Neo4j takes for them
@@ -28,6 +29,10 @@ CALL (graph) {
   MATCH (m:Memory {graph: graph, contentKey: key})
   USING INDEX SEEK m:Memory(graph, contentKey)
   WHERE m.createdAt >= $since OR m.id IN $ids
-  RETURN collect({key: key, id: m.id, hash: m.hash}) AS known
+  RETURN collect({
+    key: key, id: m.id, hash: m.hash,
+    embedded: m.embeddingModel IS NOT NULL AND NOT m:Unembedded,
+    extracted: m.extractedWith IS NOT NULL AND NOT m:Unextracted
+  }) AS known
 }
 RETURN graph, seq, recent, known

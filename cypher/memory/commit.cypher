@@ -12,8 +12,13 @@
 // later, off this path (services/index/term_fold.py): 176 counters to lock and update for a round of 8
 // memories were a third of its time. Entities come first and relations last, so an item may relate
 // entities that another item introduces. A new memory is :Pending until a batch seals it (see
-// anchor/seal), :Unembedded when the embeddings are on (`unembedded`: the worker embeds it,
-// embed/claim) and :Unextracted when extraction is (`unextracted`: extract/claim).
+// anchor/seal), :Unembedded when the embeddings are on (`unembedded`) and :Unextracted when extraction
+// is (`unextracted`). A memory whose mentions the write has read, or whose vector it is encoding, carries
+// the write's own claim in its properties (`extractClaim`, `embedClaim`), and the write stores them next,
+// in the same transaction, with the workers' statements (extract/store, embed/store; a vector late past
+// the write's budget: memory/leftovers; services/at_write.py); the others wait for the workers
+// (extract/claim, embed/claim), an interactive write's marked `extractFirst` (`embedFirst`) to be taken
+// before bulk work.
 // Entities carry their normalised name (`normName`, how extracted names meet them) and lose the mark
 // of an entity that only extraction made (`source`): an agent naming it makes it the agent's. A memory
 // that extraction joined to another entity of the same normalised name is read again, so that it

@@ -6,7 +6,7 @@ recomputed here or a fact read from the chain by the caller (through the chain p
 JSON-RPC). It answers a Finding: which check, and why it passed or failed, with what it found. Each
 caller words the findings its own way (a VerifyResult's problem, the CLI's checklist lines); the
 page at /verify (graphsvc/web/verify.html) keeps its own JavaScript copy, held to the same cases by
-tests/test_verify_page.py.
+tests/anchoring/test_verify_page.py.
 
     hash      the envelope hashes (RFC 8785, keccak256) to `hash`, and is the memory `id`
     proof     the leaf of (id, hash) folds with `proof` to `root`

@@ -26,10 +26,12 @@ from graphsvc.domain.models import (
     ContractOutput,
     Graph,
     Query,
+    Readiness,
     ScoreParts,
     Signal,
     has_words,
 )
+from graphsvc.domain.models.remember import LINKS, MEANING
 from graphsvc.domain.spans import Occurred
 
 EventKind = Literal["fact", "action", "decision", "observation", "feedback"]
@@ -159,6 +161,9 @@ class StoreEventResult(ContractOutput):
     context_id: str | None
     contexts: list[str]
     links: list[dict[str, str]]
+    # As remember says them (its `meaning` and `links`); a result built without them keeps the seed's shape.
+    meaning: Readiness | None = Field(default=None, exclude_if=lambda v: v is None, description=MEANING)
+    extracted: Readiness | None = Field(default=None, exclude_if=lambda v: v is None, description=LINKS)
 
 
 class RetrieveInput(ContractInput):

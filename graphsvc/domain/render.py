@@ -15,6 +15,7 @@ from graphsvc.domain.models import (
 )
 
 EDGES_SHOWN = 5
+PENDING_CAP = 1000  # recall counts a graph's memories waiting for their vector up to this
 
 
 def clip(text: str, width: int) -> str:
@@ -69,6 +70,11 @@ def recall_text(result: RecallResult) -> str:
         lines.append(_edges_line([f"{a} -[{t}]→ {b}" for a, t, b in edges]))
     if result.contextTruncated:
         lines.append("(context truncated at 300 nodes: raise hops or use explore for specific paths)")
+    if result.pending:
+        waiting = plural(result.pending, "memory", "memories") + (
+            "+" if result.pending >= PENDING_CAP else ""
+        )
+        lines.append(f"({waiting} of this graph not weighed by meaning yet: still being embedded)")
     return "\n".join(lines)
 
 

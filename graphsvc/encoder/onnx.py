@@ -177,11 +177,19 @@ def _fetch(name: str, source: Maven, url: str, work: Path, folder: Path) -> None
 
 class OnnxEncoder:
     """Encodes texts to unit vectors of DIMENSIONS floats; one thread, so a background batch leaves the
-    other core to the requests."""
+    other core to the requests. Pickled as its files (`files`): the embedding worker's own process loads
+    them again (an onnxruntime session cannot be pickled)."""
 
     dimensions = DIMENSIONS
 
-    def __init__(self, session: object, tokenizer: object, spec: Model, model: str | None = None):
+    def __init__(
+        self,
+        session: object,
+        tokenizer: object,
+        spec: Model,
+        model: str | None = None,
+        files: tuple[Path, Path] | None = None,
+    ):
         self._session = session
         self._tokenizer = tokenizer
         self._spec = spec
@@ -189,6 +197,13 @@ class OnnxEncoder:
         self.name = spec.name
         # which model makes its vectors: the file's sha256 prefix (m.embeddingModel)
         self.model = model or spec.sha256[:MODEL_ID_LENGTH]
+        self.files = files  # the model file and tokenizer.json it was loaded from
+
+    def __reduce__(self) -> tuple[object, tuple[str, str, str, str]]:
+        if self.files is None:
+            raise TypeError("an encoder not loaded from files cannot be pickled")
+        model, tokenizer = self.files
+        return (_reload, (self.name, str(model), str(tokenizer), self.model))
 
     @classmethod
     def load(
@@ -240,7 +255,7 @@ class OnnxEncoder:
             session = onnxruntime.InferenceSession(
                 str(model), sess_options=options, providers=["CPUExecutionProvider"]
             )
-            encoder = cls(session, words, spec, digest[:MODEL_ID_LENGTH])
+            encoder = cls(session, words, spec, digest[:MODEL_ID_LENGTH], (model, tokenizer))
             probe = encoder.encode(["probe"])
         except Exception as e:  # onnxruntime and tokenizers raise their own types for a bad file
             raise EncoderUnavailable(f"the embedding model cannot be loaded: {type(e).__name__}") from e
@@ -272,6 +287,14 @@ class OnnxEncoder:
     def encode_query(self, text: str) -> list[float]:
         """A question's unit vector, read as the model was trained to read questions."""
         return self.encode([self._spec.query_prefix + text])[0]
+
+
+def _reload(name: str, model: str, tokenizer: str, named: str) -> OnnxEncoder:
+    """An encoder unpickled: its files loaded again (the parent checked them against their sha256), its
+    vectors named as before."""
+    encoder = OnnxEncoder.load(name, model=Path(model), tokenizer=Path(tokenizer))
+    encoder.model = named
+    return encoder
 
 
 def _sha256(path: Path) -> str:

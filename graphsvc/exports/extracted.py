@@ -43,11 +43,10 @@ class Extracted:
     unread: int = 0  # memories not read by an extractor when the export was made
     unknown: dict[str, int] = field(default_factory=dict[str, int])  # memories by extractors not here
     loose: int = 0  # mentions of a name several entities share: not bound to one
-    _norms: dict[int, list[tuple[int, bool]]] = field(default_factory=dict[int, list[tuple[int, bool]]])
+    _norms: dict[int, list[int]] = field(default_factory=dict[int, list[int]])  # entities by their name
 
     def entity(self, entity: EntityLine) -> None:
-        made = entity.props.get("source") == "extracted"
-        self._norms.setdefault(key(normalise(entity.name)), []).append((key(entity.id), made))
+        self._norms.setdefault(key(normalise(entity.name)), []).append(key(entity.id))
 
     def memory(self, number: int, memory: MemoryLine) -> None:
         edges = [e for e in memory.edges if e.source == "extracted"]
@@ -69,10 +68,10 @@ class Extracted:
             return
         self.checked += 1
         given = {key(e.to) for e in memory.edges if e.rel == "MENTIONS" and e.source != "extracted"}
-        actual = {key(e.to): e.to for e in edges}
+        actual = [(key(e.to), e.to) for e in edges]
         for mention in bounded(extract(text)):
             self._mention(number, name, mention, given, actual)
-        for to in actual.values():
+        for _, to in actual:
             self.find(
                 number,
                 "extracted",
@@ -80,28 +79,32 @@ class Extracted:
             )
 
     def _mention(
-        self, number: int, name: str, mention: Mention, given: set[int], actual: dict[int, str]
+        self, number: int, name: str, mention: Mention, given: set[int], actual: list[tuple[int, str]]
     ) -> None:
         """The edge `mention` makes, taken from `actual` (what is left there was not derived)."""
         candidates = self._norms.get(key(mention.norm), [])
         if len(candidates) > 1:  # which one the worker took is not in the file: any one, at most once
             self.loose += 1
-            reached = [k for k, _ in candidates if k in actual]
-            if reached:
-                del actual[reached[0]]
-            elif not given & {k for k, _ in candidates}:
+            if not _take(actual, set(candidates)) and not given & set(candidates):
                 self.find(
                     number,
                     "extracted",
                     f"memory {name}: its extractor finds {self.shown(mention.name)!r}; no edge reaches an entity of that name",
                 )
             return
-        target = candidates[0][0] if candidates else key(mention.id)
-        if target in given:
-            return
-        if actual.pop(target, None) is None:
+        target = candidates[0] if candidates else key(mention.id)
+        if target not in given and not _take(actual, {target}):
             self.find(
                 number,
                 "extracted",
                 f"memory {name}: its extractor finds {self.shown(mention.name)!r}; the export has no extracted edge to it",
             )
+
+
+def _take(edges: list[tuple[int, str]], targets: set[int]) -> bool:
+    """Take one edge to one of `targets` from `edges`; whether there was one."""
+    for i, (k, _) in enumerate(edges):
+        if k in targets:
+            del edges[i]
+            return True
+    return False

@@ -77,6 +77,7 @@ class _Token:
 
 class RulesExtractor:
     name = VERSION
+    cheap = True  # a write reads its own texts with it (services/extraction.py, at_write)
 
     def extract(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [self.extract_one(text) for text in texts]

@@ -78,6 +78,7 @@ def folder_digest(folder: Path) -> str:
 
 class SpacyExtractor:
     name = VERSION
+    cheap = False  # 20-30 ms a text: it reads in the background worker, never in a write
 
     def __init__(self, nlp: object) -> None:
         self._nlp = nlp

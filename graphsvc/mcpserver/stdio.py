@@ -26,6 +26,7 @@ import os
 import re
 import threading
 from collections.abc import Generator, Iterator
+from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
@@ -107,7 +108,12 @@ def _reader(
     try:
         for line in _lines(source, limit):
             asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
-    except (RuntimeError, OSError, ValueError):  # the loop closed, or stdin with it
+    except (
+        RuntimeError,
+        OSError,
+        ValueError,
+        CancelledError,
+    ):  # the loop closed (its put cancelled), or stdin
         pass
 
 

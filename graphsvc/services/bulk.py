@@ -14,10 +14,12 @@ from graphsvc.services.memory import MemoryService
 
 
 async def remember_items(
-    memory: MemoryService, items: Sequence[object], graph: str | None = None
+    memory: MemoryService, items: Sequence[object], graph: str | None = None, *, interactive: bool = False
 ) -> list[RememberReceipt]:
     """Receipts in the order of `items`. With `graph`, every item goes to it and an item that names
-    another graph is rejected; without, each item names its own (default: "default")."""
+    another graph is rejected; without, each item names its own (default: "default"). `interactive`:
+    an agent's batch (REST), whose texts are read at write when it is small (services/at_write.py);
+    an import's are left to the background workers."""
     inputs: list[tuple[int, RememberInput]] = []
     receipts: dict[int, RememberReceipt] = {}
     for index, item in enumerate(items):
@@ -35,7 +37,8 @@ async def remember_items(
                 problem = validation_reasons(error.errors())
         if problem:
             receipts[index] = RememberReceipt(index=index, status="rejected", error=problem)
-    written = await memory.remember_many([req for _, req in inputs]) if inputs else []
+    reqs = [req for _, req in inputs]
+    written = await memory.remember_many(reqs, interactive=interactive) if inputs else []
     for (index, _), receipt in zip(inputs, written, strict=True):
         receipts[index] = receipt.model_copy(update={"index": index})
     return [receipts[i] for i in range(len(items))]

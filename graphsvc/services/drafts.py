@@ -1,28 +1,76 @@
-"""A memory on its way in (`Draft`: everything known before the write transaction, immutable) and
-where it landed (`Stored`). Built by services/remember.py; pure."""
+"""A memory on its way in (`Draft`: everything known before the write transaction, immutable), what
+is read of its text meanwhile (`Reading`: its vector and mentions, services/at_write.py) and where it
+landed (`Stored`). Built by services/remember.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from graphsvc.domain.extraction import normalise
 from graphsvc.domain.hashing import content_key, format_timestamp, memory_hash
-from graphsvc.domain.models import Edge, EntityIn, EntityOut, RememberInput, RememberReceipt, RememberResult
+from graphsvc.domain.models import (
+    Edge,
+    EntityIn,
+    EntityOut,
+    Readiness,
+    RememberInput,
+    RememberReceipt,
+    RememberResult,
+)
 from graphsvc.domain.render import clip
+from graphsvc.services import deadline
 from graphsvc.services.index.keywords import graph_key
 from graphsvc.services.index.times import stamp
 
 TITLE_WIDTH = 48  # Neo4j Browser captions a node by its `title` when it has no `name`
 Triple = tuple[str, str, str]  # a relation: (from entity id, type, to entity id)
+Found = list[dict[str, str]]  # extract/store's `found` for one memory
+T = TypeVar("T")
 
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What an interactive write reads of its text (services/at_write.py): a job each for its vector and
+    its mentions (None: not read at write), waited for until `due` (deadline.now's clock)."""
+
+    vector: asyncio.Future[list[float]] | None = None
+    found: asyncio.Future[Found] | None = None
+    arrived: float = 0.0
+    due: float = 0.0
+    interactive: bool = False  # what it leaves to the background goes first there
+
+    async def vector_read(self) -> list[float] | None:
+        """The vector, if it is ready by `due` (waiting until then); else None (its job dropped: the
+        worker encodes it). Asked again (a transaction run again): the same."""
+        return await _settled(self.vector, self.due)
+
+    async def found_read(self) -> Found | None:
+        """The mentions, as `vector_read` the vector."""
+        return await _settled(self.found, self.due)
+
+
+BULK = Reading()  # a bulk write's: nothing read at write, nothing first in the backlog
+
+
+async def _settled(job: asyncio.Future[T] | None, due: float) -> T | None:
+    if job is None:
+        return None
+    if not job.done():
+        await asyncio.wait({job}, timeout=max(0.0, due - deadline.now()))
+    if not job.done():
+        job.cancel()  # still queued: the pool drops it
+        return None
+    return None if job.cancelled() or job.exception() is not None else job.result()
 
 
 @dataclass(frozen=True)
@@ -42,6 +90,7 @@ class Draft:
     temporal: Mapping[str, Any]  # _temporal(req): stored as hashed
     times: Mapping[str, Any]  # index/times.py's stamp: when it happened and the times it mentions (derived)
     triples: tuple[Triple, ...] = ()
+    reading: Reading = field(default=BULK, compare=False)
 
     @classmethod
     def of(
@@ -50,6 +99,7 @@ class Draft:
         created_at: str,
         links: Sequence[tuple[str, str]] = (),
         extra: Mapping[str, Any] | None = None,
+        reading: Reading = BULK,
     ) -> Draft:
         entities = tuple({e.id: e for e in req.entities}.values())
         memory_id = new_id("mem")
@@ -87,6 +137,7 @@ class Draft:
             ),
             temporal=temporal,
             times=stamp(req.occurred, datetime.fromisoformat(created_at), req.text),
+            reading=reading,
         )
 
     @property
@@ -145,7 +196,7 @@ class Draft:
             "supersedes": [{"to": p, "edgeId": new_id("edge")} for p in self.supersedes],
         }
 
-    def result(self) -> RememberResult:
+    def result(self, meaning: Readiness | None = None, links: Readiness | None = None) -> RememberResult:
         return RememberResult(
             id=self.id,
             hash=self.digest,
@@ -153,25 +204,37 @@ class Draft:
             edges=[Edge(from_=self.id, type="MENTIONS", to=e.id) for e in self.entities]
             + [Edge(from_=a, type=t, to=b) for a, t, b in dict.fromkeys(self.triples)]
             + [Edge(from_=self.id, type="SUPERSEDES", to=p) for p in self.supersedes],
+            meaning=meaning,
+            links=links,
         )
 
 
 @dataclass(frozen=True)
 class Stored:
     """Where a draft landed: `created`, or a `duplicate` of the memory `id` (the same content in the
-    same graph, remembered within the retry window, or earlier in the same batch)."""
+    same graph, remembered within the retry window, or earlier in the same batch); and whether that
+    memory's vector and links are written (`ready`), left to the workers (`pending`) or not made (`off`)."""
 
     draft: Draft  # with its relations resolved
     status: Literal["created", "duplicate"]
     id: str
     hash: str
+    meaning: Readiness | None = None  # None until the transaction knows
+    links: Readiness | None = None
 
     def receipt(self, index: int) -> RememberReceipt:
-        return RememberReceipt(index=index, status=self.status, id=self.id, hash=self.hash)
+        return RememberReceipt(
+            index=index,
+            status=self.status,
+            id=self.id,
+            hash=self.hash,
+            meaning=self.meaning,
+            links=self.links,
+        )
 
     def result(self) -> RememberResult:
         """A single remember's answer: the memory in the graph (the duplicate's id and hash)."""
-        return replace(self.draft, id=self.id, digest=self.hash).result()
+        return replace(self.draft, id=self.id, digest=self.hash).result(self.meaning, self.links)
 
 
 def _temporal(req: RememberInput) -> dict[str, Any]:

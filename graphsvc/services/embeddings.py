@@ -1,11 +1,25 @@
 """Recall's semantic signal: memories embedded off the write path, and their similarity to a query.
 
-A remember only marks its memories `:Unembedded` (in its own statement, memory/commit); a background worker
-(`embed_pending`, run by app.py like automatic anchoring) claims batches of them, encodes them and
-stores the vectors, so remember never waits for the model. Claims are per memory with a lease
+An interactive remember commits its memory's vector with it, encoded while it was written
+(services/at_write.py: `encode_text`, stored by embed/store in the remember's own transaction). A bulk
+write, and a remember past its budget, only mark their memories `:Unembedded` (in their own statement,
+memory/commit); a background worker (`embed_pending`, run by app.py like automatic anchoring) claims
+batches of them, encodes them and stores the vectors. Claims are per memory with a lease
 (embed/claim.cypher): several replicas share the backlog, none embeds a memory another holds, and a
 worker that dies mid-batch leaves claims that lapse and are taken again. Until it is embedded, a memory
 is found by keywords as before.
+
+**The backlog is fair across graphs** (services/backlog.py): a claim takes first the memories a write
+could not embed in time, then goes round-robin over the graphs, each found by an index seek, so one
+graph's 100,000 imported memories delay another graph's ten new ones by one claim. **The write path's
+contract** (a write that embeds its memories in its own transaction, up to a budget): a memory it embedded
+is stored as embed/store stores one (its vector, `embeddingModel`) and never enters the backlog; a memory
+it could not embed in time is committed `:Unembedded` as before, with the property `embedFirst: true`
+among its properties, and the worker claims it before any bulk backlog (the property goes with the
+label once it is embedded). Memories a backfill adds (another model, an import of an export) carry
+`embedQueuedAt`, the time they joined. A memory the encoder cannot read (no text, a text it raises on)
+is set aside, marked `:Unembeddable` with the model, logged and counted: it never fails the batch it
+came with, and another model tries it again.
 
 At recall, `EmbeddingService.nearest` returns the graph's memories nearest to the query (seeds for the walk,
 like keyword hits; run beside the keyword hits) and `similarities` each candidate's cosine to it and its
@@ -13,9 +27,14 @@ window neighbours' best (a turn is found through the turns around it, as the key
 beside the walk); services/recall/ranking.py and services/recall/fusion.py weigh them (README: *Recall*);
 bench/README.md the figures.
 
-The worker encodes in a thread of its own at the lowest CPU priority (nice 19), so on a machine with
-few cores its batches yield to requests (remember's latency rose by half with the worker at normal
-priority on two cores; bench/README.md); a recall's query is encoded at normal priority.
+**A floor under load.** The worker encodes in a process of its own (services/worker.Child: an encoder
+thread beside the server's busy event loop waited on the interpreter's lock and encoded at a quarter of
+its speed), at normal priority, each text alone (a text encoded in a batch came out different from
+itself alone: graphsvc/encoder/onnx.py); while requests run it slows itself to FLOOR of its quiet
+speed and no further (services/worker.Pace). At the lowest CPU priority (nice 19), in a thread, it
+used to nearly stop on two busy cores (7-22 memories a second against 227 quiet); bench/README.md,
+*Background workers*, has what it keeps now. A recall's query is encoded in the server's process, at
+normal priority.
 
 Status: "off" (not enabled), "ok", or "unavailable" (enabled, but the model could not be loaded:
 logged at start-up; recall uses keywords alone and nothing is embedded).
@@ -30,18 +49,22 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
+from graphsvc.services.backlog import Backlog, text_of, written_at
 from graphsvc.services.index.cosines import Cosines, cosines
 from graphsvc.services.index.keywords import graph_key, query_terms
 from graphsvc.services.index.windows import WINDOW
 from graphsvc.services.ports import Row, Store
-from graphsvc.services.worker import lowest_priority
+from graphsvc.services.worker import Child, Pace, Traffic
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
+FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
+MAX_THREADS = 2  # the worker's threads while requests keep it below its floor (one otherwise)
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
+PENDING_CAP = 1_000  # a graph's memories waiting for their vector are counted up to this (recall's `pending`)
 Status = Literal["off", "ok", "unavailable"]
 # "the user" names whom an agent's memories are about: said in a question it adds no meaning, but it
 # draws the query's vector toward every memory that repeats the phrase (bench/README.md, *Embeddings*).
@@ -61,14 +84,24 @@ class Encoder(Protocol):
     def encode_query(self, text: str) -> list[float]: ...
 
 
+Searchable = Callable[[str, float], None]  # (path, seconds from a memory's write to its vector's commit)
+
+
 class EmbeddingService:
-    def __init__(self, store: Store, encoder: Encoder | None, status: Status):
+    def __init__(
+        self, store: Store, encoder: Encoder | None, status: Status, *, requests: Traffic | None = None
+    ):
+        """`requests`: the requests the worker makes room for (one Traffic the whole app shares)."""
         self._store = store
         self._encoder = encoder
         self.status: Status = status
-        self._background: ThreadPoolExecutor | None = None
+        self._background: Child | None = None
         self._progress = _Progress()
         self._backfilled = False
+        self.requests = requests or Traffic()
+        self.pace = Pace(self.requests, FLOOR)
+        self.queue = Backlog(store, "embed", "embeddings")
+        self.searchable: Searchable = lambda path, seconds: None  # app.py: the metrics' histogram
 
     @property
     def on(self) -> bool:
@@ -128,33 +161,72 @@ class EmbeddingService:
 
     async def backlog(self) -> int:
         """Memories not yet embedded, across every graph."""
-        [row] = await self._store.run("embed/backlog")
-        return row["backlog"]
+        return (await self.queue.state()).waiting
 
     async def embed_pending(self, limit: int = BATCH, lease_ms: int = LEASE_MS) -> int:
-        """Claim up to `limit` memories of the backlog, encode them (in a thread) and store their vectors;
-        returns how many this call stored."""
+        """Claim up to `limit` memories of the backlog (services/backlog.py), encode them (in the
+        worker's process) and store their vectors; a memory the encoder cannot read is set aside.
+        Returns how many this call took from the backlog (the worker runs again at once while any).
+        While requests run, a step may then pause, to keep FLOOR of the worker's quiet speed (`Pace`)."""
         if not self.on:
             return 0
+        assert self._encoder is not None
         if not self._backfilled:
             await self._fill_backlog()
+        started = time.monotonic()
         token = secrets.token_hex(8)
-        claimed = await self._store.run("embed/claim", limit=limit, lease_ms=lease_ms, token=token)
+        claimed = await self.queue.claim(limit, lease_ms, token)
         if not claimed:
             return 0
-        assert self._encoder is not None
+        read = await self._encode([text_of(r) for r in claimed])
+        done = [(r, v) for r, v in zip(claimed, read, strict=True) if isinstance(v, list)]
+        if done:
+            rows = [{"graph": r["graph"], "id": r["id"], "vector": v} for r, v in done]
+            await self._store.run("embed/store", token=token, rows=rows, model=self._encoder.model)
+            self._observe([r for r, _ in done])
+        unread = [(r, v) for r, v in zip(claimed, read, strict=True) if isinstance(v, str)]
+        await self.queue.put_aside([r for r, _ in unread], [v for _, v in unread], token, self._encoder.model)
+        await self._progress.stored(len(done), self.backlog)
+        await self.pace.done(len(claimed), started, full=len(claimed) >= limit)
+        return len(claimed)
+
+    async def _encode(self, texts: list[Any]) -> list[list[float] | str]:
+        """Each text's vector, or why it has none, encoded in the worker's process, each text alone (a
+        process that died fails this step; the next starts another): in one thread, or MAX_THREADS while
+        requests keep it below its floor (`Pace.short`)."""
         if self._background is None:
-            self._background = ThreadPoolExecutor(1, "graphsvc-embed", initializer=lowest_priority)
-        texts = [row["text"] for row in claimed]
-        vectors = await asyncio.get_running_loop().run_in_executor(
-            self._background, self._encoder.encode, texts
-        )
-        rows = [
-            {"graph": r["graph"], "id": r["id"], "vector": v} for r, v in zip(claimed, vectors, strict=True)
-        ]
-        [stored] = await self._store.run("embed/store", token=token, rows=rows, model=self._encoder.model)
-        await self._progress.stored(stored["stored"], self.backlog)
-        return stored["stored"]
+            self._background = Child(_holding, self._encoder)
+        threads = MAX_THREADS if self.pace.short else 1
+        return await self._background.run(_encode_each, texts, threads)
+
+    async def close(self) -> None:
+        """Stop the worker's process (a worker that runs again starts another)."""
+        if self._background is not None:
+            self._background.close()
+
+    def _observe(self, stored: list[Row]) -> None:
+        """Each memory written by a remember and embedded now: seconds from its write to this commit."""
+        now = time.time()
+        for row in stored:
+            if row.get("queued") is None and (written := written_at(row)) is not None:
+                self.searchable("backlog", max(0.0, now - written))
+
+    # ---- at write (services/at_write.py) and recall's `pending` -----------------------------------
+
+    @property
+    def model(self) -> str | None:
+        """What names this model on each vector it makes (`m.embeddingModel`); None when off."""
+        return self._encoder.model if self.on and self._encoder else None
+
+    def encode_text(self, text: str) -> list[float]:
+        """A memory's vector, as the worker makes it (in the caller's thread: a write's pool)."""
+        assert self._encoder is not None
+        return self._encoder.encode([text])[0]
+
+    async def pending(self, graph: str) -> int:
+        """How many of the graph's memories wait for their vector, counted up to PENDING_CAP."""
+        [row] = await self._store.run("embed/pending", graph=graph, cap=PENDING_CAP)
+        return row["pending"]
 
     # ---- the read side --------------------------------------------------------------------------
 
@@ -192,6 +264,41 @@ class EmbeddingService:
             model=self._model,
         )
         return found["rows"]
+
+
+_encoder: Encoder | None = None  # in the worker's own process (`_holding`)
+_threads: ThreadPoolExecutor | None = None  # and its threads (`_encode_each`)
+
+
+def _holding(encoder: Encoder) -> None:
+    """The embedding worker's process: holds `encoder` (unpickled: its files loaded again)."""
+    global _encoder
+    _encoder = encoder
+
+
+def _encode_each(texts: Sequence[Any], threads: int) -> list[list[float] | str]:
+    """Each text's vector (each alone), or why it has none: no text, or the error the encoder raised;
+    spread over `threads` threads (onnxruntime releases the interpreter's lock while it runs)."""
+    global _threads
+    if threads == 1:
+        return _encode_all(texts)
+    _threads = _threads or ThreadPoolExecutor(MAX_THREADS, "graphsvc-embed")
+    parts = list(_threads.map(_encode_all, [texts[i::threads] for i in range(threads)]))
+    return [parts[i % threads][i // threads] for i in range(len(texts))]
+
+
+def _encode_all(texts: Sequence[Any]) -> list[list[float] | str]:
+    return [_encode_one(text) for text in texts]
+
+
+def _encode_one(text: Any) -> list[float] | str:
+    assert _encoder is not None
+    if text is None:
+        return "no text"
+    try:
+        return _encoder.encode([text])[0]
+    except Exception as e:  # the model's libraries raise their own types
+        return type(e).__name__
 
 
 class _Progress:

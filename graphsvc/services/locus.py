@@ -87,6 +87,8 @@ class LocusService:
             context_id=req.context_id,
             contexts=contexts,
             links=[{"type": t, "to": to.removeprefix("Context:")} for t, to in links],
+            meaning=stored.meaning,
+            extracted=stored.links,
         )
 
     async def retrieve(self, req: RetrieveInput) -> RetrieveResult:

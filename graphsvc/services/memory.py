@@ -25,6 +25,7 @@ from graphsvc.domain.models import (
 )
 from graphsvc.domain.recall_config import RecallConfig
 from graphsvc.services import graph_tools
+from graphsvc.services.at_write import BUDGET_S, Freshness
 from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.extraction import ExtractionService
 from graphsvc.services.index.term_fold import TermFolder
@@ -45,13 +46,26 @@ class MemoryService:
         deadline_s: float | None = None,
         recall: RecallConfig | None = None,
         extraction: ExtractionService | None = None,
+        write_budget_s: float = BUDGET_S,
+        freshness: Freshness | None = None,
     ):
         """`deadline_s`: how long a remember waits for its answer, counted from its arrival (None: as
         long as the store's own deadlines take); `recall`: recall's weights and knobs (the defaults
-        unless given)."""
+        unless given); `write_budget_s`: how long a remember waits for its memory's vector and links,
+        from its arrival (services/at_write.py; 0: it leaves them to the workers); `freshness`: where
+        writes report it (the metrics)."""
         self._store = store
         self.folder = TermFolder(store)
-        self._writes = RememberService(store, self.folder, clock, embeddings, deadline_s, extraction)
+        self._writes = RememberService(
+            store,
+            self.folder,
+            clock,
+            embeddings,
+            deadline_s,
+            extraction,
+            budget_s=write_budget_s,
+            freshness=freshness,
+        )
         self._recall = RecallService(store, clock, embeddings, recall)
         self._listing = ListingService(store, clock)
         # remember and recall are what the extraction worker makes room for (services/extraction.py)
@@ -62,6 +76,7 @@ class MemoryService:
         await self.folder.adopt_pending()
 
     async def close(self) -> None:
+        self._writes.at_write.close()
         await self.folder.close()
 
     async def remember(
@@ -75,10 +90,12 @@ class MemoryService:
         with self._requests:
             return await self._writes.remember(req, links=links, extra=extra)
 
-    async def remember_many(self, reqs: Sequence[RememberInput]) -> list[RememberReceipt]:
+    async def remember_many(
+        self, reqs: Sequence[RememberInput], *, interactive: bool = False
+    ) -> list[RememberReceipt]:
         """RememberService.remember_many."""
         with self._requests:
-            return await self._writes.remember_many(reqs)
+            return await self._writes.remember_many(reqs, interactive=interactive)
 
     async def forget(self, req: IdInput) -> ForgetResult:
         """RememberService.forget."""

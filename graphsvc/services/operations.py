@@ -63,7 +63,7 @@ class Backends:
 
 @dataclass(frozen=True)
 class Hints:
-    """What a call does to the graph (MCP tool annotations; tests/test_tool_metadata.py holds each)."""
+    """What a call does to the graph (MCP tool annotations; tests/interfaces/test_tool_metadata.py holds each)."""
 
     read_only: bool
     destructive: bool | None = None
@@ -131,7 +131,8 @@ ADDS = _writes(destructive=False, idempotent=True)
 
 
 async def _remember_batch(backends: Backends, request: RememberBatchInput) -> RememberBatchResult:
-    return RememberBatchResult.of(await remember_items(backends.memory, request.items, request.graph))
+    receipts = await remember_items(backends.memory, request.items, request.graph, interactive=True)
+    return RememberBatchResult.of(receipts)
 
 
 OPERATIONS: tuple[Operation, ...] = (

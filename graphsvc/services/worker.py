@@ -15,18 +15,26 @@ waiting, and `wake()` starts it again (the term folds after a write; reconciliat
 `state()` reports whether the last step succeeded and the seconds since the last success (None before
 the first); /health and /metrics show it per worker. `stop()` cancels the loop and waits for it, and
 never raises.
+
+Beside it: `Traffic`, the requests in flight, and `Pace`, a worker's speed beside them (a floor under
+load); `Child`, a worker's process of its own, which dies with the server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
+import multiprocessing
 import os
-import threading
+import signal
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import TypeVar
 
 from graphsvc.errors import GraphsvcError
 
@@ -35,6 +43,7 @@ MAX_BACKOFF_S = 10.0  # the back-off's cap: a dependency that returns is seen wi
 log = logging.getLogger(__name__)
 
 Step = Callable[[], Awaitable[int]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -171,22 +180,11 @@ class Worker:
 
 
 class Traffic:
-    """The requests in flight, for background work to make room for: after a step of `worked` seconds
-    while requests run (one in flight, or one ended within `recent_s`), `make_room` pauses so that the
-    work takes at most `share` of the time (the pause `worked * (1 - share) / share`, at most
-    `max_pause_s`); with no request about, no pause. Requests enter with `with traffic:`."""
+    """The requests in flight, for background work to make room for (`Pace`): requests enter with
+    `with traffic:`; one app shares one."""
 
-    def __init__(
-        self,
-        share: float = 0.2,
-        *,
-        recent_s: float = 0.1,
-        max_pause_s: float = 2.0,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._share, self._recent_s, self._max_pause_s = share, recent_s, max_pause_s
-        self._clock, self._sleep = clock, sleep
+    def __init__(self, *, recent_s: float = 0.1, clock: Callable[[], float] = time.monotonic) -> None:
+        self._recent_s, self._clock = recent_s, clock
         self._in_flight, self._last_end = 0, float("-inf")
 
     def __enter__(self) -> None:
@@ -196,16 +194,58 @@ class Traffic:
         self._in_flight -= 1
         self._last_end = self._clock()
 
+    def since(self, moment: float) -> bool:
+        """A request ran at some time since `moment` (one in flight now, or one ended within `recent_s`
+        of it or after)."""
+        return self._in_flight > 0 or self._last_end > moment - self._recent_s
+
     @property
     def active(self) -> bool:
-        return self._in_flight > 0 or self._clock() - self._last_end < self._recent_s
+        return self.since(self._clock())
 
-    async def make_room(self, worked_s: float) -> float:
-        """Pause after `worked_s` seconds of background work while requests run; returns the pause."""
-        if not self.active:
+
+class Pace:
+    """One background worker's speed beside the requests: with no request about, full speed; while
+    requests run, `floor` of its quiet speed, so that requests keep the rest of a small machine while the
+    backlog keeps moving, however busy they are. After a step that requests overlapped, the worker pauses
+    as long as the step should have taken at that speed less what it took (at most `max_pause_s`); a step
+    slower than that (the machine is busy) is not followed by any pause, and leaves `short` set for the
+    worker to take more of the machine (a second thread) until it is back. The quiet speed is learned from
+    the full steps (a whole batch: a few memories cost a step's round trips, not its speed) that no
+    request overlapped, as a running mean; until one was seen, a step is followed by a pause as long as
+    itself."""
+
+    def __init__(
+        self,
+        requests: Traffic,
+        floor: float,
+        *,
+        max_pause_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._requests, self._floor, self._max_pause_s = requests, floor, max_pause_s
+        self._clock, self._sleep = clock, sleep
+        self.quiet: float | None = None  # items a second with no request about
+        self.short = False  # the last step that requests overlapped was slower than the floor
+
+    async def done(self, items: int, started: float, *, full: bool) -> float:
+        """A step that began at `started` (this clock) handled `items` (`full`: a whole batch): learn or
+        pause; returns the pause."""
+        worked = self._clock() - started
+        if items <= 0 or worked <= 0:
             return 0.0
-        pause = min(self._max_pause_s, worked_s * (1 - self._share) / self._share)
-        await self._sleep(pause)
+        if not self._requests.since(started):
+            if full:
+                speed = items / worked
+                self.quiet = speed if self.quiet is None else 0.7 * self.quiet + 0.3 * speed
+            self.short = False
+            return 0.0
+        due = worked if self.quiet is None else items / (self._floor * self.quiet) - worked
+        self.short = due < 0
+        pause = min(self._max_pause_s, max(0.0, due))
+        if pause:
+            await self._sleep(pause)
         return pause
 
 
@@ -213,8 +253,53 @@ def _described(error: Exception) -> str:
     return str(error) if isinstance(error, GraphsvcError) else type(error).__name__
 
 
-def lowest_priority() -> None:
-    """The calling thread yields the CPU to every other (Linux sets a nice value per thread): the
-    initializer of the threads where background workers run their models."""
+class Child:
+    """A background worker's process of its own, started at its first `run` (spawned: it copies none of
+    the server's state) at normal priority: work that would hold the interpreter's lock against the
+    requests runs there (an encoder thread beside a busy event loop encoded at a quarter of its speed).
+    It dies with the server, even by `kill -9` (`die_with_parent`), and multiprocessing's resource
+    tracker with it (it ends once no process holds its pipe)."""
+
+    def __init__(self, initializer: Callable[..., None], *initargs: object) -> None:
+        self._initializer, self._initargs = initializer, initargs
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def run(self, work: Callable[..., T], *args: object) -> T:
+        """`work(*args)` in the process (pickled both ways).
+
+        Raises:
+            BrokenProcessPool: the process died (killed, out of memory): the next `run` starts another.
+        """
+        if self._pool is None:
+            spawn = multiprocessing.get_context("spawn")
+            initargs = (os.getpid(), self._initializer, *self._initargs)
+            self._pool = ProcessPoolExecutor(1, spawn, initializer=_child_started, initargs=initargs)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, work, *args)
+        except BrokenProcessPool:
+            self._pool = None
+            raise
+
+    def close(self) -> None:
+        """Stop the process (a later `run` starts another)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _child_started(parent: int, initializer: Callable[..., None], *initargs: object) -> None:
+    die_with_parent(parent)
+    initializer(*initargs)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int) -> None:
+    """The calling process (a worker's child process, at its start) is killed when its parent dies, even
+    by `kill -9`: Linux's parent-death signal (prctl PR_SET_PDEATHSIG); a parent already gone by then
+    (`parent` is no longer the parent) ends it at once. Elsewhere (no prctl) nothing is set."""
     with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)

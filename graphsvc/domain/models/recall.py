@@ -160,6 +160,14 @@ class RecallResult(ContractOutput):
     contextTruncated: bool
     # Only when recall read a time window (from the query or from/to): otherwise the seed's shape.
     window: TimeWindow | None = Field(default=None, exclude_if=lambda v: v is None)
+    # Only while some of the graph's memories wait for their vector: otherwise the seed's shape.
+    pending: int | None = Field(
+        default=None,
+        exclude_if=lambda v: not v,
+        description="How many of the graph's memories recall could not weigh by meaning: their vector is "
+        "still being made in the background (found by keywords and the graph meanwhile); counted up "
+        "to 1000",
+    )
     # The context graph behind `relations`, kept for the text rendering (not serialised).
     _nodes: list[str] = PrivateAttr(default_factory=list)
     _edges: list[tuple[str, str, str]] = PrivateAttr(default_factory=list[tuple[str, str, str]])

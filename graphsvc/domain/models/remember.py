@@ -112,11 +112,28 @@ class Edge(ContractOutput):
     to: str
 
 
+# Whether a memory's vector (recall by meaning) or its extracted links are written with it: "ready" (it
+# is found by meaning / joined to the graph now), "pending" (a background worker adds it soon: the write
+# ran out of its budget, or went to the backlog as bulk), "off" (embeddings / extraction are off).
+Readiness = Literal["ready", "pending", "off"]
+MEANING = (
+    "ready: the memory is found by meaning now; pending: its vector is added in the background soon "
+    "(until then keywords and the graph find it); off: embeddings are off"
+)
+LINKS = (
+    "ready: the names and key phrases of its text are joined to the graph now; pending: in the "
+    "background soon; off: extraction is off"
+)
+
+
 class RememberResult(ContractOutput):
     id: str
     hash: str
     entities: list[EntityOut]
     edges: list[Edge]
+    # What remember says of them; a result built without them keeps the seed's exact shape.
+    meaning: Readiness | None = Field(default=None, exclude_if=lambda v: v is None, description=MEANING)
+    links: Readiness | None = Field(default=None, exclude_if=lambda v: v is None, description=LINKS)
 
 
 class RememberReceipt(ContractOutput):
@@ -128,6 +145,8 @@ class RememberReceipt(ContractOutput):
     id: str | None = None
     hash: str | None = None
     error: str | None = None
+    meaning: Readiness | None = Field(default=None, exclude_if=lambda v: v is None, description=MEANING)
+    links: Readiness | None = Field(default=None, exclude_if=lambda v: v is None, description=LINKS)
 
 
 class RememberBatchResult(ContractOutput):

@@ -47,6 +47,7 @@ class Gathered:
     found: dict[str, fusion.Evidence]
     hits: list[str]
     calibration: Calibration | None
+    pending: int = 0  # the graph's memories not weighed by meaning: still waiting for their vector
 
 
 class RecallService:
@@ -77,6 +78,7 @@ class RecallService:
         ]
         result = _recall_result(context, memories)
         result.window = gathered.reading.shown()
+        result.pending = gathered.pending or None
         return result
 
     async def gather(self, req: RecallInput) -> Gathered:
@@ -93,8 +95,10 @@ class RecallService:
         config = self.config
         vector = self._embeddings.encode_query(req.query) if self._embeddings else None
         reading = await timing.read(self._store, req, self._clock(), config)
-        hits, nearest = await asyncio.gather(
-            self._keyword_hits(req.graph, reading.keywords), self._nearest(req.graph, vector)
+        hits, nearest, pending = await asyncio.gather(
+            self._keyword_hits(req.graph, reading.keywords),
+            self._nearest(req.graph, vector),
+            self._pending(req.graph, vector),
         )
         text = hits.scores
         start += [hit.node for hit in hits.rows]
@@ -151,7 +155,7 @@ class RecallService:
                 validity.update(more)
                 similar.update(cosines)
                 found = weighed(bridged)
-        return Gathered(reading, context, validity, found, list(text), calibration)
+        return Gathered(reading, context, validity, found, list(text), calibration, pending)
 
     async def _window_seeds(self, graph: str, reading: timing.Reading, seeded: set[str]) -> list[Node]:
         """The memories of the window the request names that are not seeds already (hop 0)."""
@@ -211,6 +215,12 @@ class RecallService:
             graph, await vector, config.semantic_seeds, config.vector_breadth
         )
         return [Node.from_row(row, 0) for row in rows]
+
+    async def _pending(self, graph: str, vector: Awaitable[list[float]] | None) -> int:
+        """The graph's memories meaning cannot weigh yet (services/embeddings.py); none when off."""
+        if vector is None or self._embeddings is None:
+            return 0
+        return await self._embeddings.pending(graph)
 
     async def _similarities(
         self, graph: str, vector: Awaitable[list[float]] | None, ids: list[str]
