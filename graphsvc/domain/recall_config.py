@@ -81,11 +81,13 @@ class RecallConfig(BaseModel):
     )
     time_seeds: int = Field(default=50, ge=0, le=1000, description="memories of the window taken")
     # ---- whose edges rank, for a request that does not name its `links` (docs/recall.md, *Whose links*)
+    # Agent-given edges only: extracted ones did not gain on the part of LoCoMo's development half that no
+    # setting was tuned on (bench/README.md, *Whose links rank*); explore and the Browser keep them.
     links: Links = Field(
-        default="all", description="the edges recall's walk follows when a request names none (bench: Links)"
+        default="agent", description="the edges recall's walk follows when a request names none (bench: Links)"
     )
     bridge_links: Links = Field(
-        default="all", description="the edges the second pass follows when a request names none (bench: Links)"
+        default="agent", description="the edges the second pass follows when a request names none (bench: Links)"
     )
     # ---- the second pass through bridges (services/recall/bridges.py)
     bridge_from: int = Field(
