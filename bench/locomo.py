@@ -149,7 +149,7 @@ async def embedded(settings: Settings) -> float:
     started = time.monotonic()
     try:
         for backlog in backlogs:
-            while (await store.run(backlog))[0]["backlog"]:
+            while (await store.run(backlog, top=0))[0]["backlog"]:
                 if time.monotonic() - started > EMBEDDED_WITHIN_S:
                     raise TimeoutError(f"{backlog} did not empty within {EMBEDDED_WITHIN_S} s")
                 await asyncio.sleep(0.5)
