@@ -76,6 +76,14 @@ class Counting:
     def encode_query(self, text: str) -> list[float]:
         return self._encoder.encode_query(text)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """The worker's process receives the real encoder (an Event does not cross processes)."""
+        return (_same, (self._encoder,))
+
+
+def _same(encoder: OnnxEncoder) -> OnnxEncoder:
+    return encoder
+
 
 @pytest.fixture(scope="module")
 def encoder() -> Iterator[Counting]:

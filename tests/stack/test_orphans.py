@@ -74,6 +74,7 @@ def _environment(settings: Settings, port: int) -> dict[str, str]:
         "GRAPHSVC_EMBEDDINGS_INTERVAL_S": "0.2",
         "GRAPHSVC_EXTRACTION_ENABLED": "true",
         "GRAPHSVC_EXTRACTION_INTERVAL_S": "0.2",
+        "GRAPHSVC_WRITE_BUDGET_S": "0",  # the memory goes to the workers (a write would embed it itself)
     }
 
 
