@@ -101,7 +101,9 @@ async def test_the_second_pass_reaches_another_sessions_memory_through_a_name_th
     while await extraction.extract_pending():
         pass
     moved, balcony = ids[0], ids[1 + len(FILLERS)]
-    asked = RecallInput(query="Where did my sister move to?", hops=1, limit=50, graph=graph)
+    # the join is a name extraction read (no entity given): the request names `links: all` (the
+    # default walks agent-given links only: docs/recall.md, *Why `agent` by default*)
+    asked = RecallInput(query="Where did my sister move to?", hops=1, limit=50, graph=graph, links="all")
 
     def place(result: list[str]) -> int:
         return result.index(balcony)
