@@ -84,10 +84,12 @@ class RecallConfig(BaseModel):
     # Agent-given edges only: extracted ones did not gain on the part of LoCoMo's development half that no
     # setting was tuned on (bench/README.md, *Whose links rank*); explore and the Browser keep them.
     links: Links = Field(
-        default="agent", description="the edges recall's walk follows when a request names none (bench: Links)"
+        default="agent",
+        description="the edges recall's walk follows when a request names none (bench: Links)",
     )
     bridge_links: Links = Field(
-        default="agent", description="the edges the second pass follows when a request names none (bench: Links)"
+        default="agent",
+        description="the edges the second pass follows when a request names none (bench: Links)",
     )
     # ---- the second pass through bridges (services/recall/bridges.py)
     bridge_from: int = Field(

@@ -139,7 +139,9 @@ class RecallService:
         if config.bridge_from and req.hops >= 1 and reading.window is None and found:
             first = [i for _, _, i in ranked(found, config, list(text), calibration)[: config.bridge_from]]
             through = EdgeFilter(req.links or config.bridge_links, token)
-            read = await bridges.fetch(self._store, req.graph, first, named, through, config.bridge_max_degree)
+            read = await bridges.fetch(
+                self._store, req.graph, first, named, through, config.bridge_max_degree
+            )
             bridged = bridges.scored(read, first)
             if bridged:
                 reached = bridges.depths(read, {i: context.nodes[i].depth for i in first})
