@@ -56,7 +56,7 @@ from graphsvc.services.index.cosines import Cosines, cosines
 from graphsvc.services.index.keywords import graph_key, query_terms
 from graphsvc.services.index.windows import WINDOW
 from graphsvc.services.ports import Row, Store
-from graphsvc.services.worker import Child, Pace, Traffic
+from graphsvc.services.worker import Child, Pace, Traffic, alone_or_why
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
 FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
@@ -288,17 +288,8 @@ def _encode_each(texts: Sequence[Any], threads: int) -> list[list[float] | str]:
 
 
 def _encode_all(texts: Sequence[Any]) -> list[list[float] | str]:
-    return [_encode_one(text) for text in texts]
-
-
-def _encode_one(text: Any) -> list[float] | str:
     assert _encoder is not None
-    if text is None:
-        return "no text"
-    try:
-        return _encoder.encode([text])[0]
-    except Exception as e:  # the model's libraries raise their own types
-        return type(e).__name__
+    return [alone_or_why(_encoder.encode, text) for text in texts]
 
 
 class _Progress:

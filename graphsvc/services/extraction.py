@@ -46,7 +46,7 @@ from graphsvc.domain.extraction import Mention, bounded, normalise
 from graphsvc.services.backlog import Backlog, text_of
 from graphsvc.services.drafts import new_id
 from graphsvc.services.ports import Store
-from graphsvc.services.worker import Child, Pace, Traffic
+from graphsvc.services.worker import Child, Pace, Traffic, alone_or_why
 
 BATCH = 256  # memories a worker claims at once
 FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
@@ -216,17 +216,7 @@ def _read(texts: list[Any]) -> list[list[Mention] | str]:
     if None not in texts:
         with contextlib.suppress(Exception):  # one of them: read each alone below
             return list(_extractor.extract(texts))
-    return [_read_one(text) for text in texts]
-
-
-def _read_one(text: Any) -> list[Mention] | str:
-    assert _extractor is not None
-    if text is None:
-        return "no text"
-    try:
-        return _extractor.extract([text])[0]
-    except Exception as e:  # an extractor's libraries raise their own types
-        return type(e).__name__
+    return [alone_or_why(_extractor.extract, text) for text in texts]
 
 
 def _param(m: Mention) -> dict[str, str]:

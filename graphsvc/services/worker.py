@@ -30,7 +30,7 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -247,6 +247,17 @@ class Pace:
         if pause:
             await self._sleep(pause)
         return pause
+
+
+def alone_or_why(read: Callable[[list[str]], Sequence[T]], text: str | None) -> T | str:
+    """What `read` gives for one text read alone, or why it gives nothing: no text, or the name of the
+    error it raised (a model's libraries raise their own types). In a worker's process."""
+    if text is None:
+        return "no text"
+    try:
+        return read([text])[0]
+    except Exception as e:
+        return type(e).__name__
 
 
 def _described(error: Exception) -> str:
