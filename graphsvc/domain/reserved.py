@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 
+CYPHER = files("graphsvc.cypher")  # the repository's cypher/, installed as package data
 ENTITY_LABELS = frozenset({"Context"})
 _COMMENT = re.compile(r"//[^\n]*")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`")
@@ -26,20 +28,34 @@ _RELATIONSHIP = re.compile(r"-\[\s*(\w*)\s*(?::[^\]{]*)?(\{[^}]*\})?\s*\]")  # -
 _MAP_KEY = re.compile(r"(\w+)\s*:")
 
 
-def _bare(text: str) -> str:
+def statement_files(root: Traversable = CYPHER) -> list[tuple[str, Traversable]]:
+    """`area/name` and file of every `<area>/<name>.cypher` under `root`, sorted (store/cypher.py loads
+    them; this module reads their names)."""
+    found = [
+        (f"{area.name}/{path.name.removesuffix('.cypher')}", path)
+        for area in root.iterdir()
+        if area.is_dir()
+        for path in area.iterdir()
+        if path.name.endswith(".cypher")
+    ]
+    return sorted(found, key=lambda item: item[0])
+
+
+def bare(text: str) -> str:
+    """A statement without its comments, each string or quoted name as ''."""
     return _STRING.sub("''", _COMMENT.sub("", text))
 
 
 def names(statements: Iterable[str]) -> frozenset[str]:
     """Every label and relationship type the statements name."""
-    return frozenset(name for text in statements for name in _NAME.findall(_bare(text)))
+    return frozenset(name for text in statements for name in _NAME.findall(bare(text)))
 
 
 def relation_keys(statements: Iterable[str]) -> frozenset[str]:
     """Every property key the statements read or write on a relationship: the keys of a relationship
     pattern's map, and `r.key` of a variable a relationship pattern binds."""
     keys: set[str] = set()
-    for text in map(_bare, statements):
+    for text in map(bare, statements):
         for variable, props in _RELATIONSHIP.findall(text):
             keys |= set(_MAP_KEY.findall(props))
             if variable:
@@ -47,17 +63,6 @@ def relation_keys(statements: Iterable[str]) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _statements() -> list[str]:
-    root = files("graphsvc.cypher")
-    return [
-        path.read_text(encoding="utf-8")
-        for area in root.iterdir()
-        if area.is_dir()
-        for path in area.iterdir()
-        if path.name.endswith(".cypher")
-    ]
-
-
-_TEXTS = _statements()
+_TEXTS = [path.read_text(encoding="utf-8") for _, path in statement_files()]
 NAMES = names(_TEXTS) - ENTITY_LABELS
 RELATION_KEYS = relation_keys(_TEXTS)

@@ -112,10 +112,6 @@ class EmbeddingService:
         """The sentence model recall's meaning uses; None when off or unavailable."""
         return self._encoder.name if self.on and self._encoder else None
 
-    @property
-    def _model(self) -> str | None:
-        return self._encoder.model if self._encoder else None
-
     # ---- the write side -------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -248,7 +244,7 @@ class EmbeddingService:
             ids=list(dict.fromkeys(ids)),
             vector=vector,
             reach=WINDOW,
-            model=self._model,
+            model=self.model,
         )
         return cosines(found["rows"])
 
@@ -261,7 +257,7 @@ class EmbeddingService:
             vector=vector,
             limit=limit,
             breadth=max(limit, breadth),
-            model=self._model,
+            model=self.model,
         )
         return found["rows"]
 

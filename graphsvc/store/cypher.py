@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Literal, LiteralString, cast
 
-CYPHER_DIR = files("graphsvc.cypher")  # the repository's cypher/, installed as package data
+from graphsvc.domain.reserved import CYPHER, bare, statement_files
+
 MODES = ("read", "write", "schema")
 _HEADER = re.compile(r"^//\s*(mode|params):(.*)$")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-_COMMENT = re.compile(r"//[^\n]*")
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
 class CypherFileError(ValueError):
@@ -49,7 +47,7 @@ def _parse(path: Traversable, name: str) -> Statement:
     line_no, declared_text = header["params"]
     declared = {p.strip() for p in declared_text.split(",") if p.strip()}
     body = "\n".join(lines)
-    used = set(_PARAM.findall(_STRING.sub("''", _COMMENT.sub("", body))))
+    used = set(_PARAM.findall(bare(body)))
     for param in sorted(used - declared):
         at = next(n for n, line in enumerate(lines, 1) if f"${param}" in line)
         raise CypherFileError(f"{path}:{at}: parameter ${param} is used but not declared")
@@ -61,23 +59,11 @@ def _parse(path: Traversable, name: str) -> Statement:
     return Statement(name, mode, frozenset(declared), cast(LiteralString, text))
 
 
-def _files(root: Traversable) -> list[tuple[str, Traversable]]:
-    """`area/name` and file of every `<area>/<name>.cypher` under `root`, sorted."""
-    found = [
-        (f"{area.name}/{path.name.removesuffix('.cypher')}", path)
-        for area in root.iterdir()
-        if area.is_dir()
-        for path in area.iterdir()
-        if path.name.endswith(".cypher")
-    ]
-    return sorted(found, key=lambda item: item[0])
-
-
-def load(root: Traversable = CYPHER_DIR) -> dict[str, Statement]:
+def load(root: Traversable = CYPHER) -> dict[str, Statement]:
     """All statements under `root`, keyed `area/name`."""
     statements: dict[str, Statement] = {}
     seen: dict[str, Traversable] = {}
-    for name, path in _files(root):
+    for name, path in statement_files(root):
         statement = _parse(path, name)
         if statement.text in seen:
             raise CypherFileError(f"{path}:1: same statement as {seen[statement.text]}")
