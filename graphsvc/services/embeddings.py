@@ -56,7 +56,7 @@ from graphsvc.services.index.cosines import Cosines, cosines
 from graphsvc.services.index.keywords import graph_key, query_terms
 from graphsvc.services.index.windows import WINDOW
 from graphsvc.services.ports import Row, Store
-from graphsvc.services.worker import Child, Pace, Traffic, alone_or_why
+from graphsvc.services.worker import Child, Pace, Progress, Traffic, alone_or_why
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
 FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
@@ -96,7 +96,7 @@ class EmbeddingService:
         self._encoder = encoder
         self.status: Status = status
         self._background: Child | None = None
-        self._progress = _Progress()
+        self._progress = Progress("embedded", PROGRESS_S)
         self._backfilled = False
         self.requests = requests or Traffic()
         self.pace = Pace(self.requests, FLOOR)
@@ -182,7 +182,7 @@ class EmbeddingService:
             self._observe([r for r, _ in done])
         unread = [(r, v) for r, v in zip(claimed, read, strict=True) if isinstance(v, str)]
         await self.queue.put_aside([r for r, _ in unread], [v for _, v in unread], token, self._encoder.model)
-        await self._progress.stored(len(done), self.backlog)
+        await self._progress.add(len(done), self.backlog)
         await self.pace.done(len(claimed), started, full=len(claimed) >= limit)
         return len(claimed)
 
@@ -286,20 +286,6 @@ def _encode_each(texts: Sequence[Any], threads: int) -> list[list[float] | str]:
 def _encode_all(texts: Sequence[Any]) -> list[list[float] | str]:
     assert _encoder is not None
     return [alone_or_why(_encoder.encode, text) for text in texts]
-
-
-class _Progress:
-    """Logs the worker's progress at most every PROGRESS_S: how many it embedded, how many wait."""
-
-    def __init__(self) -> None:
-        self.done, self.since = 0, time.monotonic()
-
-    async def stored(self, count: int, backlog: Callable[[], Awaitable[int]]) -> None:
-        self.done += count
-        elapsed = time.monotonic() - self.since
-        if self.done and elapsed >= PROGRESS_S:
-            log.info("embedded %d memories in %.0f s; %d wait", self.done, elapsed, await backlog())
-            self.done, self.since = 0, time.monotonic()
 
 
 def meaning_of(query: str) -> str:

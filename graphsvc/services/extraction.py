@@ -46,7 +46,7 @@ from graphsvc.domain.extraction import Mention, bounded, normalise
 from graphsvc.services.backlog import Backlog, text_of
 from graphsvc.services.drafts import new_id
 from graphsvc.services.ports import Store
-from graphsvc.services.worker import Child, Pace, Traffic, alone_or_why
+from graphsvc.services.worker import Child, Pace, Progress, Traffic, alone_or_why
 
 BATCH = 256  # memories a worker claims at once
 FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
@@ -84,7 +84,7 @@ class ExtractionService:
         self.reason = reason  # why it is unavailable
         self._background: Child | None = None
         self._prepared = False
-        self._done, self._since = 0, time.monotonic()
+        self._progress = Progress("extracted", PROGRESS_S)
         # what MemoryService serves: a step makes room for it (extract_pending); one the whole app shares
         self.requests = requests or Traffic()
         self.pace = Pace(self.requests, FLOOR)
@@ -136,7 +136,7 @@ class ExtractionService:
         await self.queue.put_aside(
             [r for r, _ in unread], [f for _, f in unread], token, self._extractor.name
         )
-        await self._progress(stored)
+        await self._progress.add(stored, self.backlog)
         await self.pace.done(len(claimed), started, full=len(claimed) >= limit)
         return len(claimed)
 
@@ -190,14 +190,6 @@ class ExtractionService:
                 marked,
             )
         self._prepared = True
-
-    async def _progress(self, count: int) -> None:
-        """Logs the worker's progress at most every PROGRESS_S: how many it read, how many wait."""
-        self._done += count
-        elapsed = time.monotonic() - self._since
-        if self._done and elapsed >= PROGRESS_S:
-            log.info("extracted %d memories in %.0f s; %d wait", self._done, elapsed, await self.backlog())
-            self._done, self._since = 0, time.monotonic()
 
 
 _extractor: Extractor | None = None  # in the extractor's own process (`_reader`)

@@ -249,6 +249,21 @@ class Pace:
         return pause
 
 
+class Progress:
+    """Logs a worker's progress at most every `every_s`: how many it `did` (a verb), how many wait."""
+
+    def __init__(self, did: str, every_s: float) -> None:
+        self._did, self._every_s = did, every_s
+        self._done, self._since = 0, time.monotonic()
+
+    async def add(self, count: int, waiting: Callable[[], Awaitable[int]]) -> None:
+        self._done += count
+        elapsed = time.monotonic() - self._since
+        if self._done and elapsed >= self._every_s:
+            log.info("%s %d memories in %.0f s; %d wait", self._did, self._done, elapsed, await waiting())
+            self._done, self._since = 0, time.monotonic()
+
+
 def alone_or_why(read: Callable[[list[str]], Sequence[T]], text: str | None) -> T | str:
     """What `read` gives for one text read alone, or why it gives nothing: no text, or the name of the
     error it raised (a model's libraries raise their own types). In a worker's process."""
