@@ -255,7 +255,7 @@ async def tenant_view(memory: MemoryService, embeddings: EmbeddingService) -> li
         nearest = await embeddings.nearest(TENANT, await vector, TENANT_NEAREST, breadth)
         top = await memory.recall(RecallInput(query=query, graph=TENANT))
         views.append(
-            {"nearest": [r["id"] for r in nearest], "top10": [[m.id, m.score] for m in top.memories]}
+            {"nearest": [r["id"] for r in nearest.rows], "top10": [[m.id, m.score] for m in top.memories]}
         )
     return views
 

@@ -62,7 +62,7 @@ async def views(
     times, rows = [], []
     for query, vector in zip(queries, vectors, strict=True):
         started = time.perf_counter()
-        nearest = [r["id"] for r in await services.embeddings.nearest(GRAPH, vector, NEAREST, breadth)]
+        nearest = [r["id"] for r in (await services.embeddings.nearest(GRAPH, vector, NEAREST, breadth)).rows]
         times.append(time.perf_counter() - started)
         exact = [r["id"] for r in await cypher(driver, EXACT, graph=GRAPH, vector=vector, limit=NEAREST)]
         top = await recall.recall(RecallInput(query=query, graph=GRAPH))

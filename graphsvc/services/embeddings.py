@@ -49,8 +49,10 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from graphsvc.domain.render import PENDING_CAP
 from graphsvc.services.backlog import Backlog, text_of, written_at
 from graphsvc.services.index.cosines import Cosines, cosines
 from graphsvc.services.index.keywords import graph_key, query_terms
@@ -64,12 +66,20 @@ MAX_THREADS = 2  # the worker's threads while requests keep it below its floor (
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
-PENDING_CAP = 1_000  # a graph's memories waiting for their vector are counted up to this (recall's `pending`)
 Status = Literal["off", "ok", "unavailable"]
 # "the user" names whom an agent's memories are about: said in a question it adds no meaning, but it
 # draws the query's vector toward every memory that repeats the phrase (bench/README.md, *Embeddings*).
 _OWNER = re.compile(r"\bthe user(?:['\u2019]s)?\b", re.IGNORECASE)
 log = logging.getLogger("graphsvc")
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """A graph's memories nearest a query (embed/nearest's rows), and how many of the graph's memories
+    meaning could not weigh: still waiting for their vector, counted up to PENDING_CAP."""
+
+    rows: list[Row]
+    pending: int
 
 
 class Encoder(Protocol):
@@ -219,11 +229,6 @@ class EmbeddingService:
         assert self._encoder is not None
         return self._encoder.encode([text])[0]
 
-    async def pending(self, graph: str) -> int:
-        """How many of the graph's memories wait for their vector, counted up to PENDING_CAP."""
-        [row] = await self._store.run("embed/pending", graph=graph, cap=PENDING_CAP)
-        return row["pending"]
-
     # ---- the read side --------------------------------------------------------------------------
 
     def encode_query(self, query: str | None) -> Awaitable[list[float]] | None:
@@ -248,9 +253,10 @@ class EmbeddingService:
         )
         return cosines(found["rows"])
 
-    async def nearest(self, graph: str, vector: list[float], limit: int, breadth: int) -> list[Row]:
+    async def nearest(self, graph: str, vector: list[float], limit: int, breadth: int) -> Nearest:
         """The graph's `limit` memories nearest to `vector`, filtered to the graph inside the index (its
-        `breadth` nearest asked, the best `limit` kept: the index is approximate)."""
+        `breadth` nearest asked, the best `limit` kept: the index is approximate), and how many of its
+        memories wait for their vector meanwhile."""
         [found] = await self._store.run(
             "embed/nearest",
             key=graph_key(graph),
@@ -258,8 +264,10 @@ class EmbeddingService:
             limit=limit,
             breadth=max(limit, breadth),
             model=self.model,
+            graph=graph,
+            cap=PENDING_CAP,
         )
-        return found["rows"]
+        return Nearest(found["rows"], found["pending"])
 
 
 _encoder: Encoder | None = None  # in the worker's own process (`_holding`)

@@ -338,7 +338,7 @@ async def test_the_vector_search_keeps_to_the_graph_when_other_graphs_crowd_the_
     await _drain(embeddings)
     [vector] = encoder.encode(["When does the ferry to the island leave?"])
     nearest = await embeddings.nearest(graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth)
-    assert [row["id"] for row in nearest] == mine  # exactly the graph's, nearest first
+    assert [row["id"] for row in nearest.rows] == mine  # exactly the graph's, nearest first
     assert set(await _recalled(semantic_memory, graph, "ferry timetable", limit=10)) <= set(mine)
 
 
@@ -380,11 +380,11 @@ async def test_each_vector_names_its_model_and_another_model_embeds_them_again(
     assert await _models(store, graph) == {made: "0123456789abcdef"}
     # Until this model embeds it again, the other model's vector says nothing to this model's queries.
     vector = encoder.encode_query("a vector that names its model")
-    assert await embeddings.nearest(graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth) == []
+    assert (await embeddings.nearest(graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth)).rows == []
     assert await embeddings.similarities(graph, vector, [made]) == {made: (None, None)}
-    assert [r["id"] for r in await EmbeddingService(store, other, "ok").nearest(graph, vector, 20, 100)] == [
-        made
-    ]
+    assert [
+        r["id"] for r in (await EmbeddingService(store, other, "ok").nearest(graph, vector, 20, 100)).rows
+    ] == [made]
     await embeddings.backfill()
     await _drain(embeddings)
     assert await _models(store, graph) == {made: encoder.model}
@@ -536,9 +536,9 @@ async def test_a_graphs_nearest_memories_and_recall_do_not_move_beside_other_gra
             [vector] = encoder.encode([question])
             nearest = [
                 row["id"]
-                for row in await embeddings.nearest(
-                    graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth
-                )
+                for row in (
+                    await embeddings.nearest(graph, vector, CONFIG.semantic_seeds, CONFIG.vector_breadth)
+                ).rows
             ]
             result = await semantic_memory.recall(RecallInput(query=question, graph=graph, limit=10))
             answers.append((nearest, [(m.id, m.score) for m in result.memories]))

@@ -72,12 +72,17 @@ async def test_recall_and_remember_statements_seek_indexes(
     calls.append(
         (
             "embed/nearest",
-            {"key": graph_key(graph), "vector": [0.1] * 384, "limit": 5, "breadth": 100, "model": "m"},
+            {
+                "key": graph_key(graph),
+                "vector": [0.1] * 384,
+                "limit": 5,
+                "breadth": 100,
+                "model": "m",
+                "graph": graph,  # recall's count of the graph's backlog: a seek, at any backlog
+                "cap": 1000,
+            },
         )
     )
-    calls.append(
-        ("embed/pending", {"graph": graph, "cap": 1000})
-    )  # recall's count: the graph's, at any backlog
     contexts = {"graph": graph, "contextType": None, "contextName": None, "skip": 0, "limit": 50}
     calls.append(("locus/list_contexts", contexts))
     zero = {f"{f}{k}": 0 for f in ("text", "window", "tags") for k in ("Docs", "Length")}

@@ -95,10 +95,8 @@ class RecallService:
         config = self.config
         vector = self._embeddings.encode_query(req.query) if self._embeddings else None
         reading = await timing.read(self._store, req, self._clock(), config)
-        hits, nearest, pending = await asyncio.gather(
-            self._keyword_hits(req.graph, reading.keywords),
-            self._nearest(req.graph, vector),
-            self._pending(req.graph, vector),
+        hits, (nearest, pending) = await asyncio.gather(
+            self._keyword_hits(req.graph, reading.keywords), self._nearest(req.graph, vector)
         )
         text = hits.scores
         start += [hit.node for hit in hits.rows]
@@ -207,22 +205,16 @@ class RecallService:
             rows.sort(key=by_score_then_order)
         return Hits(rows[: config.keyword_seeds], attainable)
 
-    async def _nearest(self, graph: str, vector: Awaitable[list[float]] | None) -> list[Node]:
+    async def _nearest(self, graph: str, vector: Awaitable[list[float]] | None) -> tuple[list[Node], int]:
         """The graph's memories nearest to the query (services/embeddings.py), as seeds of the walk
-        (hop 0); none when off."""
+        (hop 0), and how many of its memories meaning cannot weigh yet; none when off."""
         if vector is None or self._embeddings is None:
-            return []
+            return [], 0
         config = self.config
-        rows = await self._embeddings.nearest(
+        found = await self._embeddings.nearest(
             graph, await vector, config.semantic_seeds, config.vector_breadth
         )
-        return [Node.from_row(row, 0) for row in rows]
-
-    async def _pending(self, graph: str, vector: Awaitable[list[float]] | None) -> int:
-        """The graph's memories meaning cannot weigh yet (services/embeddings.py); none when off."""
-        if vector is None or self._embeddings is None:
-            return 0
-        return await self._embeddings.pending(graph)
+        return [Node.from_row(row, 0) for row in found.rows], found.pending
 
     async def _similarities(
         self, graph: str, vector: Awaitable[list[float]] | None, ids: list[str]
