@@ -30,7 +30,7 @@ bench/README.md the figures.
 **A floor under load.** The worker encodes in a process of its own (services/worker.Child: an encoder
 thread beside the server's busy event loop waited on the interpreter's lock and encoded at a quarter of
 its speed), at normal priority, each text alone (a text encoded in a batch came out different from
-itself alone: graphsvc/encoder/onnx.py); while requests run it slows itself to FLOOR of its quiet
+itself alone: graphsvc/encoder/onnx.py); while requests run it slows itself to worker.FLOOR of its quiet
 speed and no further (services/worker.Pace). At the lowest CPU priority (nice 19), in a thread, it
 used to nearly stop on two busy cores (7-22 memories a second against 227 quiet); bench/README.md,
 *Background workers*, has what it keeps now. A recall's query is encoded in the server's process, at
@@ -61,7 +61,6 @@ from graphsvc.services.ports import Row, Store
 from graphsvc.services.worker import Child, Pace, Progress, Traffic, alone_or_why
 
 BATCH = 64  # memories a worker claims at once (each encoded alone: OnnxEncoder.encode)
-FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
 MAX_THREADS = 2  # the worker's threads while requests keep it below its floor (one otherwise)
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked per statement (each its own transaction) when the backlog is filled
@@ -109,7 +108,7 @@ class EmbeddingService:
         self._progress = Progress("embedded", PROGRESS_S)
         self._backfilled = False
         self.requests = requests or Traffic()
-        self.pace = Pace(self.requests, FLOOR)
+        self.pace = Pace(self.requests)
         self.queue = Backlog(store, "embed", "embeddings")
         self.searchable: Searchable = lambda path, seconds: None  # app.py: the metrics' histogram
 
@@ -173,7 +172,7 @@ class EmbeddingService:
         """Claim up to `limit` memories of the backlog (services/backlog.py), encode them (in the
         worker's process) and store their vectors; a memory the encoder cannot read is set aside.
         Returns how many this call took from the backlog (the worker runs again at once while any).
-        While requests run, a step may then pause, to keep FLOOR of the worker's quiet speed (`Pace`)."""
+        While requests run, a step may then pause, to keep worker.FLOOR of the worker's quiet speed (`Pace`)."""
         if not self.on:
             return 0
         assert self._encoder is not None

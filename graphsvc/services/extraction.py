@@ -10,7 +10,7 @@ the backlog; fair across graphs, as services/backlog.py says), runs the extracto
 own (in a thread, pure Python extraction held the interpreter's lock against the requests: remember's
 p50 rose by a third while it read; a process also keeps a model's memory apart; it dies with graphsvc,
 even by `kill -9`: services/worker.Child), and stores what it found (extract/store); while requests
-run, it slows itself to FLOOR of its quiet speed and no further (services/worker.Pace), at normal
+run, it slows itself to worker.FLOOR of its quiet speed and no further (services/worker.Pace), at normal
 priority: a floor under load, where the lowest priority (nice 19) nearly stopped it.
 Each mention an ordinary entity `Label:name` of the memory's graph, joined by a MENTIONS edge marked
 `source: "extracted"` and `extractor: "<name>/<version>"`; the memory then carries `extractedWith`.
@@ -49,7 +49,6 @@ from graphsvc.services.ports import Store
 from graphsvc.services.worker import Child, Pace, Progress, Traffic, alone_or_why
 
 BATCH = 256  # memories a worker claims at once
-FLOOR = 0.5  # while requests run, the worker keeps this share of its quiet speed (services/worker.Pace)
 LEASE_MS = 120_000  # how long a claim holds: a worker that died releases its batch after this
 BACKFILL = 1_000  # memories marked (or entities named) per statement when the backlog is filled
 PROGRESS_S = 30.0  # the worker logs its progress at most this often
@@ -87,7 +86,7 @@ class ExtractionService:
         self._progress = Progress("extracted", PROGRESS_S)
         # what MemoryService serves: a step makes room for it (extract_pending); one the whole app shares
         self.requests = requests or Traffic()
-        self.pace = Pace(self.requests, FLOOR)
+        self.pace = Pace(self.requests)
         self.queue = Backlog(store, "extract", "extraction")
 
     @property
@@ -108,7 +107,7 @@ class ExtractionService:
         extractor's process) and store what was found; a memory the extractor cannot read is set aside.
         Returns how many this call took from the backlog (the worker runs again at once while any). The
         claims of a step that fails lapse after `lease_ms` and are taken again. While requests run, a
-        step may then pause, to keep FLOOR of the worker's quiet speed (`Pace`): what it costs Neo4j
+        step may then pause, to keep worker.FLOOR of the worker's quiet speed (`Pace`): what it costs Neo4j
         and the server on a small machine is taken from them."""
         if not self.on:
             return 0
