@@ -11,7 +11,8 @@
   the backlog) while `--clients` clients keep calling (remember and recall in graphs of their own).
 - **remember**: remember p50 / p95, one memory a call, in process on a graph of `--size` memories
   (bench/dataset.py), ROUNDS rounds of EACH, the budget 0 and the default side by side, the workers
-  running as in the server.
+  running as in the server; and a third side, at write with its vectors encoded before the run
+  ("vectors given"): what the write's own statements cost, without the encoder's share of the CPU.
 - **ingest**: remember_many (the `graphsvc import` path), 1,000 a batch, items/s over `--size` memories.
 Under PYTHONPATH of a checkout before issue 44 (no budget), remember and ingest measure that code alone.
 Every figure is printed with the load average beside it. In-process on a fresh local Neo4j unless
@@ -33,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,8 @@ from freshness_set import OTHERS, PAIRS
 from graphsvc.app import Services
 from graphsvc.config import Settings
 from graphsvc.domain.models import RememberInput
+from graphsvc.encoder.onnx import DEFAULT_MODEL, OnnxEncoder
+from graphsvc.services.embeddings import EmbeddingService
 from graphsvc.services.index.keywords import keywords
 from graphsvc.services.index.term_stats import analyze
 from graphsvc.services.memory import MemoryService
@@ -242,12 +246,14 @@ async def in_process(settings: Settings, args: argparse.Namespace) -> dict[str, 
     await services.start()
     today = "write_budget_s" not in inspect.signature(MemoryService).parameters
     built = {"store": services.store, "embeddings": services.embeddings, "extraction": services.extraction}
+    fresh = list(dataset.memories(args.size + ROUNDS * EACH * 3, seed=31, start=args.size))
     sides = (
         {"today": services.memory}
         if today
         else {
             "budget 0": MemoryService(**built, write_budget_s=0),  # type: ignore[arg-type]
             "at write": services.memory,
+            "vectors given": MemoryService(**built | {"embeddings": given(services, fresh)}),  # type: ignore[arg-type]
         }
     )
     results: dict[str, Any] = {"code": "before issue 44" if today else "issue 44"}
@@ -258,13 +264,32 @@ async def in_process(settings: Settings, args: argparse.Namespace) -> dict[str, 
             say(f"ingest: {rate:.0f} items/s ({results['code']})")
         services.start_workers()
         if "remember" in args.parts:
-            results["remember"] = await remember_p50(services, sides, args.size)
+            results["remember"] = await remember_p50(services, sides, args.size, fresh)
     finally:
         await services.close()
     return results
 
 
-async def remember_p50(services: Services, sides: dict[str, MemoryService], size: int) -> dict[str, Any]:
+class Given:
+    """An encoder that answers the vectors `encoder` made of `texts` before the run."""
+
+    def __init__(self, encoder: OnnxEncoder, texts: list[str]) -> None:
+        self.name, self.model, self.dimensions = encoder.name, encoder.model, encoder.dimensions
+        self._vectors = dict(zip(texts, encoder.encode(texts), strict=True))
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vectors[text] for text in texts]
+
+
+def given(services: Services, items: list[dict[str, Any]]) -> EmbeddingService:
+    """The embeddings of `services`, their vectors of `items` encoded now, before the run."""
+    encoder = OnnxEncoder.load(services.embeddings.model_name or DEFAULT_MODEL)
+    return EmbeddingService(services.store, Given(encoder, [i["text"] for i in items]), "ok")
+
+
+async def remember_p50(
+    services: Services, sides: dict[str, MemoryService], size: int, fresh: list[dict[str, Any]]
+) -> dict[str, Any]:
     graph = f"remember-{secrets.token_hex(3)}"
     items = dataset.memories(size, seed=3)
     while chunk := list(itertools.islice(items, BATCH)):
@@ -273,10 +298,10 @@ async def remember_p50(services: Services, sides: dict[str, MemoryService], size
         while await services.embeddings.backlog() + await services.extraction.backlog():
             await asyncio.sleep(1)
     times: dict[str, list[float]] = {name: [] for name in sides}
-    fresh = dataset.memories(size + ROUNDS * EACH * len(sides), seed=31, start=size)
+    items = iter(fresh)
     for _ in range(ROUNDS):
         for name, memory in sides.items():
-            for item in itertools.islice(fresh, EACH):
+            for item in itertools.islice(items, EACH):
                 started = time.perf_counter()
                 await memory.remember(RememberInput(**item, graph=graph))
                 times[name].append(time.perf_counter() - started)
