@@ -8,8 +8,8 @@
 // Only vectors `model` made (the query's): after a change of model the old ones stay in the index until
 // the worker replaces them, and say nothing about this query.
 // Scores on Neo4j's cosine scale, (1 + cos) / 2. Rows shaped as graph/keyword_hits' rows, for the walk,
-// in one row holding a list, as graph/neighbours. Beside them, `pending`: how many of the graph
-// (`graph`, the same one) wait for their vector, counted up to `cap` (recall's `pending`), a seek on the
+// in one row holding a list, as graph/neighbours. Beside them, `pending`: how many memories of that
+// graph (`graph`) wait for their vector, counted up to `cap` (recall's `pending`), a seek on the
 // backlog's own index (schema/unembedded_graph) whatever the other graphs' backlogs hold: one statement
 // a recall fewer than a count of its own.
 CYPHER 25
