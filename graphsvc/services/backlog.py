@@ -92,15 +92,17 @@ class Backlog:
             self._last_round, self._round = self._round, 0.0
         return claimed, row["more"]
 
-    async def put_aside(self, rows: Sequence[Row], reasons: Sequence[str], token: str, by: str) -> int:
-        """Take `rows` (which `by` could not read, for `reasons`) out of the backlog; logged once."""
-        if not rows:
+    async def put_aside(self, claimed: Sequence[Row], read: Sequence[object], token: str, by: str) -> int:
+        """Take out of the backlog the `claimed` rows that `by` could not read: those whose reading in
+        `read` (by position) is why not, a string; logged once."""
+        unread = [(r, why) for r, why in zip(claimed, read, strict=True) if isinstance(why, str)]
+        if not unread:
             return 0
-        nodes = [r["node"] for r in rows]
+        nodes = [r["node"] for r, _ in unread]
         [done] = await self._store.run(f"{self._area}/set_aside", nodes=nodes, token=token, by=by)
         count: int = done["setAside"]
         self.set_aside += count
-        named = ", ".join(f"{r['graph']!r}/{r['id']!r} ({why})" for r, why in zip(rows, reasons, strict=True))
+        named = ", ".join(f"{r['graph']!r}/{r['id']!r} ({why})" for r, why in unread)
         log.warning(
             "%s: %s cannot read %d memories, set aside (they leave the backlog until another version "
             "reads them): %s",

@@ -189,8 +189,7 @@ class EmbeddingService:
             rows = [{"graph": r["graph"], "id": r["id"], "vector": v} for r, v in done]
             await self._store.run("embed/store", token=token, rows=rows, model=self._encoder.model)
             self._observe([r for r, _ in done])
-        unread = [(r, v) for r, v in zip(claimed, read, strict=True) if isinstance(v, str)]
-        await self.queue.put_aside([r for r, _ in unread], [v for _, v in unread], token, self._encoder.model)
+        await self.queue.put_aside(claimed, read, token, self._encoder.model)
         await self._progress.add(len(done), self.backlog)
         await self.pace.done(len(claimed), started, full=len(claimed) >= limit)
         return len(claimed)

@@ -131,10 +131,7 @@ class ExtractionService:
                 "extract/store", token=token, rows=rows, extractor=self._extractor.name
             )
             stored = done["stored"]
-        unread = [(r, f) for r, f in zip(claimed, found, strict=True) if isinstance(f, str)]
-        await self.queue.put_aside(
-            [r for r, _ in unread], [f for _, f in unread], token, self._extractor.name
-        )
+        await self.queue.put_aside(claimed, found, token, self._extractor.name)
         await self._progress.add(stored, self.backlog)
         await self.pace.done(len(claimed), started, full=len(claimed) >= limit)
         return len(claimed)
